@@ -1,0 +1,40 @@
+package io.reactivelock;
+
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The lock could not be acquired: it stayed busy for the whole acquire timeout, or Redis failed
+ * (the Redis error is the {@linkplain #getCause() cause}). The body never ran, and nothing of
+ * this acquisition is left locked.
+ */
+public final class LockAcquisitionException extends LockException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final int attempts;
+    private final Duration waited;
+
+    /** For implementations of {@link ReactiveLock}; users receive it, they do not create it. */
+    public LockAcquisitionException(String lockName, int attempts, Duration waited, @Nullable Throwable cause) {
+        super(lockName, message(lockName, attempts, waited, cause), cause);
+        this.attempts = attempts;
+        this.waited = waited;
+    }
+
+    private static String message(String lockName, int attempts, Duration waited, @Nullable Throwable cause) {
+        String why = cause == null ? "it stayed busy" : "of " + cause;
+        return "Could not acquire lock '" + lockName + "' after " + attempts + " attempt(s) in "
+                + waited.toMillis() + " ms because " + why;
+    }
+
+    /** How many acquire commands were sent. */
+    public int attempts() {
+        return attempts;
+    }
+
+    /** How long the acquisition waited before giving up. */
+    public Duration waited() {
+        return waited;
+    }
+}

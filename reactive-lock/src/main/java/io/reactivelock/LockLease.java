@@ -1,0 +1,69 @@
+package io.reactivelock;
+
+import java.time.Duration;
+
+/**
+ * What the holder of a lock sees while its body runs: which lock, the proof of ownership, the
+ * fencing token and how long the lease is known to be valid.
+ *
+ * <p>Pass {@link #fencingToken()} along with every write to the resource the lock protects and
+ * let the resource reject writes whose token is not above the last one it accepted: that keeps
+ * the resource safe even when a holder pauses past its lease (a GC pause, a slow network).
+ */
+public final class LockLease {
+
+    private final String name;
+    private final String token;
+    private final long fencingToken;
+    private volatile long validUntilNanos;
+
+    LockLease(String name, String token, long fencingToken, long validUntilNanos) {
+        this.name = name;
+        this.token = token;
+        this.fencingToken = fencingToken;
+        this.validUntilNanos = validUntilNanos;
+    }
+
+    /** The lock name given to {@code withLock}. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * The unguessable token (128 random bits, hex) that proves ownership in Redis. Unique per
+     * acquisition; release and renewal only act when the stored value equals it.
+     */
+    public String token() {
+        return token;
+    }
+
+    /**
+     * A number that is strictly greater than the one of every earlier holder of this lock name.
+     * See the README's "Fencing tokens" section for how it is kept and when it holds.
+     */
+    public long fencingToken() {
+        return fencingToken;
+    }
+
+    /**
+     * The {@link System#nanoTime()} instant until which the lease is valid, measured from when
+     * the last successful acquire or renew command was sent; extended by each renewal.
+     */
+    public long validUntilNanos() {
+        return validUntilNanos;
+    }
+
+    /** Time left on the lease as of now, never negative. */
+    public Duration remaining() {
+        return Duration.ofNanos(Math.max(0, validUntilNanos - System.nanoTime()));
+    }
+
+    void extendTo(long validUntilNanos) {
+        this.validUntilNanos = validUntilNanos;
+    }
+
+    @Override
+    public String toString() {
+        return "LockLease{name='" + name + "', fencingToken=" + fencingToken + ", remaining=" + remaining() + "}";
+    }
+}

@@ -1,0 +1,267 @@
+package io.reactivelock;
+
+import java.time.Duration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Immutable settings shared by every lock taken through one {@link ReactiveLock}.
+ *
+ * <p>Build with {@link #builder()}, or use {@link #defaults()}. Every value is checked when
+ * {@link Builder#build()} runs, so a bad setting fails at start-up rather than on the first lock.
+ * The lease time-to-live is not an option: it is chosen per call of {@code withLock}.
+ */
+public final class LockOptions {
+
+    /** Default key prefix: lock keys look like {@code lock:{name}}. */
+    public static final String DEFAULT_KEY_PREFIX = "lock";
+    /** Default time an acquisition may wait for a busy lock before it fails. */
+    public static final Duration DEFAULT_ACQUIRE_TIMEOUT = Duration.ofSeconds(10);
+    /** Default first backoff step between two acquire attempts. */
+    public static final Duration DEFAULT_MIN_BACKOFF = Duration.ofMillis(5);
+    /** Default largest backoff step between two acquire attempts. */
+    public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMillis(200);
+    /** Default jitter factor applied to each backoff step. */
+    public static final double DEFAULT_JITTER = 0.5;
+    /** Default cap on how long one holder may keep a lock through renewals. */
+    public static final Duration DEFAULT_MAX_LEASE_TIME = Duration.ofMinutes(10);
+    /** Default time to wait for the reply to one Redis command. */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+    /** Longest accepted key prefix. */
+    public static final int MAX_KEY_PREFIX_LENGTH = 64;
+
+    private static final LockOptions DEFAULTS = builder().build();
+
+    private final String keyPrefix;
+    private final Duration acquireTimeout;
+    private final Duration minBackoff;
+    private final Duration maxBackoff;
+    private final double jitter;
+    private final @Nullable Duration renewalInterval;
+    private final Duration maxLeaseTime;
+    private final Duration commandTimeout;
+    private final @Nullable Scheduler scheduler;
+
+    private LockOptions(Builder b) {
+        this.keyPrefix = b.keyPrefix;
+        this.acquireTimeout = b.acquireTimeout;
+        this.minBackoff = b.minBackoff;
+        this.maxBackoff = b.maxBackoff;
+        this.jitter = b.jitter;
+        this.renewalInterval = b.renewalInterval;
+        this.maxLeaseTime = b.maxLeaseTime;
+        this.commandTimeout = b.commandTimeout;
+        this.scheduler = b.scheduler;
+    }
+
+    /** The default options; see each {@link Builder} method for its default. */
+    public static LockOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /** A builder initialised with the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder initialised with these options, to derive a variant. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /** Prefix of every Redis key and channel this lock uses. */
+    public String keyPrefix() {
+        return keyPrefix;
+    }
+
+    /** How long an acquisition waits for a busy lock; {@link Duration#ZERO} tries once. */
+    public Duration acquireTimeout() {
+        return acquireTimeout;
+    }
+
+    /** First backoff step between acquire attempts. */
+    public Duration minBackoff() {
+        return minBackoff;
+    }
+
+    /** Largest backoff step between acquire attempts. */
+    public Duration maxBackoff() {
+        return maxBackoff;
+    }
+
+    /** Jitter factor of each backoff step, in [0, 1]. */
+    public double jitter() {
+        return jitter;
+    }
+
+    /** Renewal period, or {@code null} for a third of each call's TTL. */
+    public @Nullable Duration renewalInterval() {
+        return renewalInterval;
+    }
+
+    /** Renewal period for a lease of the given TTL. */
+    public Duration renewalIntervalFor(Duration ttl) {
+        return renewalInterval != null ? renewalInterval : ttl.dividedBy(3);
+    }
+
+    /** Longest time one holder keeps a lock; past it the body is cancelled. */
+    public Duration maxLeaseTime() {
+        return maxLeaseTime;
+    }
+
+    /** Longest wait for the reply to a single Redis command. */
+    public Duration commandTimeout() {
+        return commandTimeout;
+    }
+
+    /**
+     * The scheduler for backoff, renewal and timeouts. Resolved at each use, so that
+     * {@code StepVerifier.withVirtualTime} replaces the default {@link Schedulers#parallel()}.
+     */
+    public Scheduler scheduler() {
+        return scheduler != null ? scheduler : Schedulers.parallel();
+    }
+
+    @Override
+    public String toString() {
+        return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
+                + ", minBackoff=" + minBackoff + ", maxBackoff=" + maxBackoff + ", jitter=" + jitter
+                + ", renewalInterval=" + (renewalInterval == null ? "ttl/3" : renewalInterval)
+                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + "}";
+    }
+
+    /** Mutable builder of {@link LockOptions}; not thread-safe. */
+    public static final class Builder {
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private Duration acquireTimeout = DEFAULT_ACQUIRE_TIMEOUT;
+        private Duration minBackoff = DEFAULT_MIN_BACKOFF;
+        private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+        private double jitter = DEFAULT_JITTER;
+        private @Nullable Duration renewalInterval;
+        private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
+        private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private @Nullable Scheduler scheduler;
+
+        private Builder() {}
+
+        private Builder(LockOptions o) {
+            keyPrefix = o.keyPrefix;
+            acquireTimeout = o.acquireTimeout;
+            minBackoff = o.minBackoff;
+            maxBackoff = o.maxBackoff;
+            jitter = o.jitter;
+            renewalInterval = o.renewalInterval;
+            maxLeaseTime = o.maxLeaseTime;
+            commandTimeout = o.commandTimeout;
+            scheduler = o.scheduler;
+        }
+
+        /**
+         * Prefix of every key and channel: 1 to 64 characters, without <code>{</code> or
+         * <code>}</code> (they would break Cluster hash tags). Defaults to {@code "lock"}.
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix");
+            if (keyPrefix.isEmpty() || keyPrefix.length() > MAX_KEY_PREFIX_LENGTH) {
+                throw new IllegalArgumentException("keyPrefix must have 1 to " + MAX_KEY_PREFIX_LENGTH
+                        + " characters, got " + keyPrefix.length());
+            }
+            if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new IllegalArgumentException("keyPrefix must not contain '{' or '}': '" + keyPrefix + "'");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * How long an acquisition retries a busy lock before failing with
+         * {@link LockAcquisitionException}; zero or more, {@link Duration#ZERO} means one attempt.
+         * Defaults to 10 seconds.
+         */
+        public Builder acquireTimeout(Duration acquireTimeout) {
+            this.acquireTimeout = notNegative(acquireTimeout, "acquireTimeout");
+            return this;
+        }
+
+        /**
+         * Exponential backoff between attempts on a busy lock, from {@code min} up to {@code max}
+         * (both positive, {@code min <= max}). Defaults to 5 ms and 200 ms.
+         */
+        public Builder backoff(Duration min, Duration max) {
+            positive(min, "minBackoff");
+            positive(max, "maxBackoff");
+            if (min.compareTo(max) > 0) {
+                throw new IllegalArgumentException("minBackoff (" + min + ") must not exceed maxBackoff (" + max + ")");
+            }
+            this.minBackoff = min;
+            this.maxBackoff = max;
+            return this;
+        }
+
+        /** Jitter factor of each backoff step, in [0, 1]. Defaults to 0.5. */
+        public Builder jitter(double jitter) {
+            if (!(jitter >= 0 && jitter <= 1)) {
+                throw new IllegalArgumentException("jitter must be in [0, 1], got " + jitter);
+            }
+            this.jitter = jitter;
+            return this;
+        }
+
+        /**
+         * Fixed renewal period, positive; each call then requires it to be below its TTL.
+         * {@code null} renews every third of the TTL. Defaults to {@code null}.
+         */
+        public Builder renewalInterval(@Nullable Duration renewalInterval) {
+            this.renewalInterval = renewalInterval == null ? null : positive(renewalInterval, "renewalInterval");
+            return this;
+        }
+
+        /**
+         * Longest time one holder may keep a lock, renewals included; past it the body is
+         * cancelled, the lock released and the call fails with {@link LeaseTimeExceededException}.
+         * Positive. Defaults to 10 minutes.
+         */
+        public Builder maxLeaseTime(Duration maxLeaseTime) {
+            this.maxLeaseTime = positive(maxLeaseTime, "maxLeaseTime");
+            return this;
+        }
+
+        /** Longest wait for one Redis reply, positive. Defaults to 2 seconds. */
+        public Builder commandTimeout(Duration commandTimeout) {
+            this.commandTimeout = positive(commandTimeout, "commandTimeout");
+            return this;
+        }
+
+        /**
+         * Scheduler for backoff, renewal and timeouts. {@code null} uses
+         * {@link Schedulers#parallel()}, looked up at each use. Defaults to {@code null}.
+         */
+        public Builder scheduler(@Nullable Scheduler scheduler) {
+            this.scheduler = scheduler;
+            return this;
+        }
+
+        /** The options. */
+        public LockOptions build() {
+            return new LockOptions(this);
+        }
+
+        private static Duration positive(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive, got " + d);
+            }
+            return d;
+        }
+
+        private static Duration notNegative(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException(name + " must not be negative, got " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package io.reactivelock.internal;
+
+import java.util.Objects;
+
+/**
+ * Turns a user's lock name into Redis keys.
+ *
+ * <p>Layout: {@code <prefix>:{<escaped name>}} for the lock and the same with {@code :fence} for
+ * its fencing record. The escaped name is the Cluster hash tag, so both keys of one lock share a
+ * slot. Escaping ({@code %} to {@code %25}, <code>{</code> to {@code %7B}, <code>}</code> to
+ * {@code %7D}) is injective, so two names never share a key, and it keeps a name from ending
+ * the hash tag early or leaving it empty (which would hash the two keys to different slots).
+ */
+public final class LockKeys {
+
+    private final String prefix;
+
+    public LockKeys(String prefix) {
+        this.prefix = Objects.requireNonNull(prefix, "prefix");
+    }
+
+    /** The lock key of {@code name}, which must already be {@linkplain Arguments#checkName valid}. */
+    public String lockKey(String name) {
+        return prefix + ":{" + escape(name) + "}";
+    }
+
+    /** The fencing record of the lock whose key is {@code lockKey}; same hash slot. */
+    public static String fenceKey(String lockKey) {
+        return lockKey + ":fence";
+    }
+
+    static String escape(String name) {
+        StringBuilder out = null;
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            String replacement = c == '%' ? "%25" : c == '{' ? "%7B" : c == '}' ? "%7D" : null;
+            if (replacement != null && out == null) {
+                out = new StringBuilder(name.length() + 8).append(name, 0, i);
+            }
+            if (out != null) {
+                if (replacement != null) {
+                    out.append(replacement);
+                } else {
+                    out.append(c);
+                }
+            }
+        }
+        return out == null ? name : out.toString();
+    }
+}

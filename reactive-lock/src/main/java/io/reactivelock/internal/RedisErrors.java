@@ -1,0 +1,29 @@
+package io.reactivelock.internal;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
+import java.io.IOException;
+import java.util.concurrent.TimeoutException;
+
+/** Which Redis failures are worth retrying. */
+public final class RedisErrors {
+
+    private RedisErrors() {}
+
+    /**
+     * True for failures that may pass on their own: no connection, no reply in time, a server
+     * loading, busy or failing over. False for errors retrying cannot mend, such as {@code NOPERM},
+     * {@code WRONGPASS}, {@code NOAUTH} or {@code WRONGTYPE}: they must surface at once, not look
+     * like a busy lock.
+     */
+    public static boolean isTransient(Throwable error) {
+        Throwable e = ScriptExecutor.unwrap(error);
+        if (e instanceof RedisCommandExecutionException) {
+            String message = String.valueOf(e.getMessage());
+            return message.startsWith("LOADING") || message.startsWith("BUSY") || message.startsWith("TRYAGAIN")
+                    || message.startsWith("CLUSTERDOWN") || message.startsWith("MASTERDOWN")
+                    || message.startsWith("READONLY");
+        }
+        return e instanceof RedisException || e instanceof IOException || e instanceof TimeoutException;
+    }
+}

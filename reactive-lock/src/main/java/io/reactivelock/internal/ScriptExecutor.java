@@ -1,0 +1,42 @@
+package io.reactivelock.internal;
+
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Runs {@link LuaScript}s by {@code EVALSHA}; a {@code NOSCRIPT} reply (script cache flushed,
+ * server restarted, new Cluster node) falls back to {@code EVAL}, which also caches the script.
+ *
+ * <p>Returns plain {@link CompletionStage}s rather than {@code Mono}s on purpose: the caller
+ * always learns the outcome of a command it sent, even after its own subscriber cancelled, and
+ * can release a lock that an abandoned attempt was granted.
+ */
+public final class ScriptExecutor {
+
+    private final RedisScriptingAsyncCommands<String, String> commands;
+
+    public ScriptExecutor(RedisScriptingAsyncCommands<String, String> commands) {
+        this.commands = commands;
+    }
+
+    /** Runs a script that returns an integer. */
+    public CompletionStage<Long> run(LuaScript script, String[] keys, String... args) {
+        CompletionStage<Long> bySha = commands.evalsha(script.sha(), ScriptOutputType.INTEGER, keys, args);
+        return bySha.exceptionallyCompose(error -> unwrap(error) instanceof RedisNoScriptException
+                ? commands.eval(script.source(), ScriptOutputType.INTEGER, keys, args)
+                : CompletableFuture.failedStage(unwrap(error)));
+    }
+
+    /** The real error inside the wrappers of {@link CompletionStage} composition. */
+    public static Throwable unwrap(Throwable error) {
+        Throwable e = error;
+        while (e instanceof CompletionException && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

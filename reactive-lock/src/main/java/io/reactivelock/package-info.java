@@ -1,0 +1,10 @@
+/**
+ * A non-blocking distributed lock for Project Reactor on Redis.
+ *
+ * <p>Start at {@link io.reactivelock.ReactiveRedisLock} and its
+ * {@link io.reactivelock.ReactiveLock#withLock withLock} methods.
+ */
+@NullMarked
+package io.reactivelock;
+
+import org.jspecify.annotations.NullMarked;
