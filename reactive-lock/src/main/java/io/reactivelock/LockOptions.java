@@ -42,6 +42,7 @@ public final class LockOptions {
     private final @Nullable Duration renewalInterval;
     private final Duration maxLeaseTime;
     private final Duration commandTimeout;
+    private final boolean fair;
     private final @Nullable Scheduler scheduler;
 
     private LockOptions(Builder b) {
@@ -53,6 +54,7 @@ public final class LockOptions {
         this.renewalInterval = b.renewalInterval;
         this.maxLeaseTime = b.maxLeaseTime;
         this.commandTimeout = b.commandTimeout;
+        this.fair = b.fair;
         this.scheduler = b.scheduler;
     }
 
@@ -116,6 +118,19 @@ public final class LockOptions {
         return commandTimeout;
     }
 
+    /** Whether waiters get the lock in arrival order; see {@link Builder#fair(boolean)}. */
+    public boolean fair() {
+        return fair;
+    }
+
+    /**
+     * The longest a waiter of a fair lock may go without calling Redis before it loses its place:
+     * five backoff steps at most, so a crashed waiter holds up the line for at most this long.
+     */
+    public Duration waiterLease() {
+        return maxBackoff.multipliedBy(5);
+    }
+
     /**
      * The scheduler for backoff, renewal and timeouts. Resolved at each use, so that
      * {@code StepVerifier.withVirtualTime} replaces the default {@link Schedulers#parallel()}.
@@ -129,7 +144,7 @@ public final class LockOptions {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
                 + ", minBackoff=" + minBackoff + ", maxBackoff=" + maxBackoff + ", jitter=" + jitter
                 + ", renewalInterval=" + (renewalInterval == null ? "ttl/3" : renewalInterval)
-                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + "}";
+                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + ", fair=" + fair + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -142,6 +157,7 @@ public final class LockOptions {
         private @Nullable Duration renewalInterval;
         private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private boolean fair;
         private @Nullable Scheduler scheduler;
 
         private Builder() {}
@@ -155,6 +171,7 @@ public final class LockOptions {
             renewalInterval = o.renewalInterval;
             maxLeaseTime = o.maxLeaseTime;
             commandTimeout = o.commandTimeout;
+            fair = o.fair;
             scheduler = o.scheduler;
         }
 
@@ -231,6 +248,18 @@ public final class LockOptions {
         /** Longest wait for one Redis reply, positive. Defaults to 2 seconds. */
         public Builder commandTimeout(Duration commandTimeout) {
             this.commandTimeout = positive(commandTimeout, "commandTimeout");
+            return this;
+        }
+
+        /**
+         * Fair mode: waiters queue in Redis and get the lock in arrival order, across JVMs; a
+         * release hands the lock straight to the first live waiter. A waiter that crashes loses its
+         * place within {@link LockOptions#waiterLease()} (5 x max backoff, 1 s by default); one
+         * that is cancelled leaves at once. Use one mode per lock name: a non-fair acquisition
+         * ignores the line. Defaults to {@code false}.
+         */
+        public Builder fair(boolean fair) {
+            this.fair = fair;
             return this;
         }
 

@@ -6,11 +6,14 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelock.internal.Arguments;
+import io.reactivelock.internal.Backoff;
 import io.reactivelock.internal.LockKeys;
 import io.reactivelock.internal.LockScripts;
 import io.reactivelock.internal.LuaScript;
 import io.reactivelock.internal.RedisErrors;
+import io.reactivelock.internal.ReleaseNotices;
 import io.reactivelock.internal.ScriptExecutor;
 import io.reactivelock.internal.Tokens;
 import java.time.Duration;
@@ -61,13 +64,18 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private final LockOptions options;
     private final LockKeys keys;
     private final ScriptExecutor scripts;
+    private final @Nullable ReleaseNotices notices;
+    private final Backoff backoff;
     private final Supplier<CompletionStage<?>> closeResources;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, Supplier<CompletionStage<?>> closeResources) {
+    private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices,
+            Supplier<CompletionStage<?>> closeResources) {
         this.options = Objects.requireNonNull(options, "options");
         this.keys = new LockKeys(options.keyPrefix());
         this.scripts = scripts;
+        this.notices = notices;
+        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
         this.closeResources = closeResources;
     }
 
@@ -77,10 +85,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     }
 
     /**
-     * Creates a client and a connection to {@code uri} (standalone or Sentinel) that this lock
-     * owns. Connecting blocks: call it at start-up, not on a reactive thread. The client rejects
-     * commands while disconnected, so an attempt made during an outage fails fast and is retried
-     * with backoff instead of being buffered and replayed after its caller gave up.
+     * Creates a client for {@code uri} (standalone or Sentinel) and the two connections this lock
+     * needs (commands, and pub/sub for release notices), all owned by this lock. Connecting
+     * blocks: call it at start-up, not on a reactive thread. The client rejects commands while
+     * disconnected, so an attempt made during an outage fails fast and is retried with backoff
+     * instead of being buffered and replayed after its caller gave up.
      *
      * @throws io.lettuce.core.RedisConnectionException if Redis cannot be reached
      */
@@ -92,27 +101,54 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
         try {
-            StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-            return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()),
-                    () -> connection.closeAsync().thenCompose(done -> client.shutdownAsync()));
+            return connect(client, options, client::shutdownAsync);
         } catch (RuntimeException e) {
             client.shutdownAsync();
             throw e;
         }
     }
 
-    /** Uses the caller's connection, which it never closes. */
+    /**
+     * Opens the two connections this lock needs (commands, and pub/sub for release notices) from
+     * the caller's client, which must have a default {@link RedisURI}. The lock owns and closes
+     * the connections, not the client. Connecting blocks: call it at start-up.
+     */
+    public static ReactiveRedisLock create(RedisClient client, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(options, "options");
+        return connect(client, options, () -> CompletableFuture.completedFuture(null));
+    }
+
+    private static ReactiveRedisLock connect(RedisClient client, LockOptions options,
+            Supplier<CompletionStage<?>> closeClient) {
+        StatefulRedisConnection<String, String> commands = client.connect(StringCodec.UTF8);
+        StatefulRedisPubSubConnection<String, String> pubSub;
+        try {
+            pubSub = client.connectPubSub(StringCodec.UTF8);
+        } catch (RuntimeException e) {
+            commands.closeAsync();
+            throw e;
+        }
+        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices(pubSub),
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
+                        .thenCompose(done -> closeClient.get()));
+    }
+
+    /**
+     * Uses the caller's connection, which it never closes. Without a pub/sub connection waiters
+     * poll with backoff only; prefer {@link #create(RedisClient, LockOptions)} under contention.
+     */
     public static ReactiveRedisLock create(StatefulRedisConnection<String, String> connection, LockOptions options) {
         Objects.requireNonNull(connection, "connection");
-        return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()),
+        return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()), null,
                 () -> CompletableFuture.completedFuture(null));
     }
 
-    /** Uses the caller's Cluster connection, which it never closes. */
+    /** Uses the caller's Cluster connection, which it never closes. Waiters poll with backoff. */
     public static ReactiveRedisLock create(StatefulRedisClusterConnection<String, String> connection,
             LockOptions options) {
         Objects.requireNonNull(connection, "connection");
-        return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()),
+        return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()), null,
                 () -> CompletableFuture.completedFuture(null));
     }
 
@@ -170,25 +206,42 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private final String name;
         private final String[] lockKeys;
         private final String[] acquireKeys;
+        private final String[] acquireArgs;
+        private final String[] releaseKeys;
+        private final String[] releaseArgs;
+        private final String channel;
         private final String token = Tokens.next();
         private final long ttlNanos;
         private final String ttlMillis;
-        private final String fenceRetentionMillis;
         private final Scheduler scheduler = options.scheduler();
         private final long startNanos = System.nanoTime();
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
         private final AtomicInteger attempts = new AtomicInteger();
         private volatile boolean everHeld;
+        private volatile ReleaseNotices.@Nullable Waiter waiter;
         private volatile @Nullable Throwable lastError;
         private volatile @Nullable Throwable lastRenewError;
 
         Session(String name, String lockKey, Duration ttl) {
             this.name = name;
-            this.lockKeys = new String[] {lockKey};
-            this.acquireKeys = new String[] {lockKey, LockKeys.fenceKey(lockKey)};
             this.ttlNanos = ttl.toNanos();
             this.ttlMillis = Long.toString(ttl.toMillis());
-            this.fenceRetentionMillis = Long.toString(ttl.plus(FENCE_RETENTION).toMillis());
+            this.channel = LockKeys.releaseChannel(lockKey);
+            String fenceRetention = Long.toString(ttl.plus(FENCE_RETENTION).toMillis());
+            String fenceKey = LockKeys.fenceKey(lockKey);
+            this.lockKeys = new String[] {lockKey};
+            if (options.fair()) {
+                String waiterLease = Long.toString(options.waiterLease().toMillis());
+                this.acquireKeys = new String[] {lockKey, fenceKey, LockKeys.queueKey(lockKey), LockKeys.waitersKey(lockKey)};
+                this.acquireArgs = new String[] {token, ttlMillis, fenceRetention, waiterLease};
+                this.releaseKeys = acquireKeys;
+                this.releaseArgs = new String[] {token, channel, fenceRetention, waiterLease};
+            } else {
+                this.acquireKeys = new String[] {lockKey, fenceKey};
+                this.acquireArgs = new String[] {token, ttlMillis, fenceRetention};
+                this.releaseKeys = lockKeys;
+                this.releaseArgs = new String[] {token, channel};
+            }
         }
 
         Mono<LockLease> acquire() {
@@ -196,20 +249,45 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (options.acquireTimeout().isZero()) {
                 return once.onErrorMap(this::acquisitionFailure);
             }
-            return once.retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff())
-                            .maxBackoff(options.maxBackoff())
-                            .jitter(options.jitter())
-                            .scheduler(scheduler)
-                            .filter(e -> e == Busy.INSTANCE || RedisErrors.isTransient(e)))
+            return once.retryWhen(Retry.from(signals -> signals.concatMap(signal -> {
+                        Throwable failure = signal.failure();
+                        if (failure != Busy.INSTANCE && !RedisErrors.isTransient(failure)) {
+                            return Mono.error(failure);
+                        }
+                        Duration step = backoff.step(signal.totalRetriesInARow());
+                        Mono<?> pause = failure == Busy.INSTANCE && notices != null
+                                ? waiter(notices).sleep(step, scheduler)
+                                : Mono.delay(step, scheduler);
+                        return pause.thenReturn(signal);
+                    })))
                     .timeout(options.acquireTimeout(), scheduler)
                     .onErrorMap(this::acquisitionFailure);
+        }
+
+        private ReleaseNotices.Waiter waiter(ReleaseNotices notices) {
+            ReleaseNotices.Waiter w = waiter;
+            if (w == null) {
+                w = notices.join(channel, token);
+                waiter = w;
+                if (state.get() != ACQUIRING) {
+                    w.leave(); // the acquisition ended while it was joining
+                }
+            }
+            return w;
+        }
+
+        private void stopWaiting() {
+            ReleaseNotices.Waiter w = waiter;
+            if (w != null) {
+                w.leave();
+            }
         }
 
         private Mono<LockLease> attempt() {
             attempts.incrementAndGet();
             long sentAt = System.nanoTime();
             CompletableFuture<Long> reply = scripts
-                    .run(LockScripts.ACQUIRE, acquireKeys, token, ttlMillis, fenceRetentionMillis)
+                    .run(options.fair() ? LockScripts.ACQUIRE_FAIR : LockScripts.ACQUIRE, acquireKeys, acquireArgs)
                     .toCompletableFuture();
             reply.whenComplete((fence, error) -> {
                 if (fence != null && fence > 0 && state.get() == DONE && !everHeld) {
@@ -240,6 +318,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 return Mono.empty(); // the subscriber left while the grant was in flight; finish() released it
             }
             everHeld = true;
+            stopWaiting();
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
             return Mono.firstWithSignal(work, watchdog(lease));
         }
@@ -296,10 +375,16 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             });
         }
 
-        /** After the subscription ends: releases what an acquisition that never ran its body may hold. */
+        /**
+         * After the subscription ends: releases what an acquisition that never ran its body may
+         * hold, and in fair mode takes its place out of the line.
+         */
         void finish() {
-            if (state.compareAndSet(ACQUIRING, DONE) && attempts.get() > 0) {
-                releaseInBackground("an abandoned acquisition");
+            if (state.compareAndSet(ACQUIRING, DONE)) {
+                stopWaiting();
+                if (attempts.get() > 0) {
+                    releaseInBackground("an abandoned acquisition");
+                }
             }
         }
 
@@ -309,7 +394,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         }
 
         private Mono<Void> releaseCommand() {
-            return Mono.defer(() -> command(LockScripts.RELEASE, lockKeys, token))
+            LuaScript script = options.fair() ? LockScripts.RELEASE_FAIR : LockScripts.RELEASE;
+            return Mono.defer(() -> command(script, releaseKeys, releaseArgs))
                     .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(scheduler).filter(RedisErrors::isTransient))
                     .then();
         }

@@ -6,7 +6,8 @@ import java.util.Objects;
  * Turns a user's lock name into Redis keys.
  *
  * <p>Layout: {@code <prefix>:{<escaped name>}} for the lock and the same with {@code :fence} for
- * its fencing record. The escaped name is the Cluster hash tag, so both keys of one lock share a
+ * its fencing record ({@code :queue} and {@code :waiters} for the line of a fair lock,
+ * {@code :released} for its release channel). The escaped name is the Cluster hash tag, so both keys of one lock share a
  * slot. Escaping ({@code %} to {@code %25}, <code>{</code> to {@code %7B}, <code>}</code> to
  * {@code %7D}) is injective, so two names never share a key, and it keeps a name from ending
  * the hash tag early or leaving it empty (which would hash the two keys to different slots).
@@ -27,6 +28,21 @@ public final class LockKeys {
     /** The fencing record of the lock whose key is {@code lockKey}; same hash slot. */
     public static String fenceKey(String lockKey) {
         return lockKey + ":fence";
+    }
+
+    /** The list of waiting tokens of a fair lock; same hash slot. */
+    public static String queueKey(String lockKey) {
+        return lockKey + ":queue";
+    }
+
+    /** The waiters' deadlines of a fair lock; same hash slot. */
+    public static String waitersKey(String lockKey) {
+        return lockKey + ":waiters";
+    }
+
+    /** The channel on which releases of the lock are announced. */
+    public static String releaseChannel(String lockKey) {
+        return lockKey + ":released";
     }
 
     static String escape(String name) {

@@ -36,10 +36,15 @@ public final class LockScripts {
             return fence
             """);
 
-    /** KEYS: lock. ARGV: token. Deletes the lock if it holds the token; returns 1 if deleted. */
+    /**
+     * KEYS: lock. ARGV: token, release channel. Deletes the lock if it holds the token and tells
+     * the waiters on the channel; returns 1 if deleted.
+     */
     public static final LuaScript RELEASE = LuaScript.of("""
             if redis.call('GET', KEYS[1]) == ARGV[1] then
-              return redis.call('DEL', KEYS[1])
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], '')
+              return 1
             end
             return 0
             """);
@@ -50,5 +55,87 @@ public final class LockScripts {
               return redis.call('PEXPIRE', KEYS[1], ARGV[2])
             end
             return 0
+            """);
+
+    /**
+     * Fair acquire. KEYS: lock, fence, queue (list of waiting tokens in arrival order), waiters
+     * (hash of token to the server-time deadline by which that waiter must call again). ARGV:
+     * token, ttl ms, fence retention ms, waiter lease ms. Returns the fencing token, or 0 after
+     * queueing the caller (or refreshing its place) when the lock is busy or not its turn.
+     *
+     * <p>Waiters whose deadline passed (crashed, disconnected) are dropped from the head of the
+     * line first, so a dead waiter delays the others by at most one waiter lease.
+     */
+    public static final LuaScript ACQUIRE_FAIR = LuaScript.of("""
+            local now = redis.call('TIME')
+            local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+            local head = redis.call('LINDEX', KEYS[3], 0)
+            while head do
+              local deadline = tonumber(redis.call('HGET', KEYS[4], head))
+              if deadline and deadline >= nowMs then break end
+              redis.call('LPOP', KEYS[3])
+              redis.call('HDEL', KEYS[4], head)
+              head = redis.call('LINDEX', KEYS[3], 0)
+            end
+            local holder = redis.call('GET', KEYS[1])
+            if holder == ARGV[1] then
+              redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              local fence = tonumber(redis.call('GET', KEYS[2]))
+              if fence then return fence end
+            elseif holder or (head and head ~= ARGV[1]) then
+              if redis.call('HSET', KEYS[4], ARGV[1], nowMs + tonumber(ARGV[4])) == 1 then
+                redis.call('RPUSH', KEYS[3], ARGV[1])
+              end
+              redis.call('PEXPIRE', KEYS[3], ARGV[4])
+              redis.call('PEXPIRE', KEYS[4], ARGV[4])
+              return 0
+            else
+              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              if head then
+                redis.call('LPOP', KEYS[3])
+                redis.call('HDEL', KEYS[4], ARGV[1])
+              end
+            end
+            local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+            local last = tonumber(redis.call('GET', KEYS[2]))
+            if last and last >= fence then fence = last + 1 end
+            redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+            return fence
+            """);
+
+    /**
+     * Fair release, also used to leave the line. KEYS: lock, fence, queue, waiters. ARGV: token,
+     * release channel, fence retention ms, waiter lease ms. If the token holds the lock, hands it
+     * straight to the first live waiter (its token becomes the value, for one waiter lease until
+     * it claims it, and the fencing token moves on) and publishes that waiter's token; with no
+     * live waiter, deletes the lock. Otherwise removes the token from the line. Returns 1 if the
+     * lock was released or handed on, else 0.
+     */
+    public static final LuaScript RELEASE_FAIR = LuaScript.of("""
+            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+              if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
+                redis.call('LREM', KEYS[3], 1, ARGV[1])
+              end
+              return 0
+            end
+            local now = redis.call('TIME')
+            local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+            local nextToken = redis.call('LPOP', KEYS[3])
+            while nextToken do
+              local deadline = tonumber(redis.call('HGET', KEYS[4], nextToken))
+              redis.call('HDEL', KEYS[4], nextToken)
+              if deadline and deadline >= nowMs then
+                redis.call('SET', KEYS[1], nextToken, 'PX', ARGV[4])
+                local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+                local last = tonumber(redis.call('GET', KEYS[2]))
+                if last and last >= fence then fence = last + 1 end
+                redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+                redis.call('PUBLISH', ARGV[2], nextToken)
+                return 1
+              end
+              nextToken = redis.call('LPOP', KEYS[3])
+            end
+            redis.call('DEL', KEYS[1])
+            return 1
             """);
 }
