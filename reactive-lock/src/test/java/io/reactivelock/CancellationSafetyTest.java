@@ -1,0 +1,64 @@
+package io.reactivelock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Thousands of acquisitions cancelled at random moments (before the command is sent, while it
+ * is in flight, after the grant, while the body runs, while releasing) leave no lock behind. The
+ * TTL is a minute, so a key that disappears within seconds was released, not expired.
+ */
+@WithRedis
+class CancellationSafetyTest {
+
+    private static final int SUBSCRIPTIONS = 5_000;
+    private static final int IN_FLIGHT = 64;
+    private static final int NAMES = 16;
+
+    @ParameterizedTest(name = "fair={0}")
+    @ValueSource(booleans = {false, true})
+    void acquisitionsCancelledAtRandomMomentsLeaveNoLockBehind(boolean fair, RedisServer redis) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(),
+                LockOptions.builder().fair(fair).backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build());
+        AtomicInteger bodiesRun = new AtomicInteger();
+        AtomicInteger completed = new AtomicInteger();
+        try {
+            Flux.range(0, SUBSCRIPTIONS)
+                    .flatMap(i -> {
+                        ThreadLocalRandom random = ThreadLocalRandom.current();
+                        Mono<String> body = Mono.delay(Duration.ofNanos(random.nextInt(500_000)))
+                                .doOnSubscribe(s -> bodiesRun.incrementAndGet())
+                                .thenReturn("done");
+                        return lock.withLock("storm:" + random.nextInt(NAMES), Duration.ofMinutes(1), body)
+                                .doOnSuccess(v -> completed.incrementAndGet())
+                                // take(Duration) cancels the upstream when the random moment comes.
+                                .take(Duration.ofNanos(random.nextInt(3_000_000)))
+                                .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
+                    }, IN_FLIGHT)
+                    .then()
+                    .block(Duration.ofMinutes(2));
+
+            await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                    assertThat(redis.call("EVAL", "return #redis.call('KEYS', 'lock:{storm:*}')", "0"))
+                            .as("lock keys left after the storm").isEqualTo("0"));
+            await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                    assertThat(redis.call("EVAL", "return #redis.call('KEYS', 'lock:{storm:*}:queue')", "0"))
+                            .as("fair lines left after the storm").isEqualTo("0"));
+            assertThat(bodiesRun).as("some bodies ran, so cancels also hit held locks").hasPositiveValue();
+            assertThat(completed.get()).as("some cancels came too late, so they hit releases")
+                    .isPositive().isLessThan(SUBSCRIPTIONS);
+        } finally {
+            lock.close();
+        }
+    }
+}
