@@ -77,6 +77,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         this.notices = notices;
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
         this.closeResources = closeResources;
+        Tokens.seed();
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */

@@ -36,17 +36,18 @@ class CancellationSafetyTest {
             Flux.range(0, SUBSCRIPTIONS)
                     .flatMap(i -> {
                         ThreadLocalRandom random = ThreadLocalRandom.current();
-                        Mono<String> body = Mono.delay(Duration.ofNanos(random.nextInt(500_000)))
+                        Mono<String> body = Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))
                                 .doOnSubscribe(s -> bodiesRun.incrementAndGet())
                                 .thenReturn("done");
                         return lock.withLock("storm:" + random.nextInt(NAMES), Duration.ofMinutes(1), body)
                                 .doOnSuccess(v -> completed.incrementAndGet())
-                                // take(Duration) cancels the upstream when the random moment comes.
-                                .take(Duration.ofNanos(random.nextInt(3_000_000)))
+                                // take(Duration) cancels the upstream when the random moment comes: half of
+                                // them early (acquire phases), half later (bodies and releases).
+                                .take(Duration.ofNanos(random.nextInt(i % 2 == 0 ? 5_000_000 : 200_000_000)))
                                 .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                     }, IN_FLIGHT)
                     .then()
-                    .block(Duration.ofMinutes(2));
+                    .block(Duration.ofMinutes(1));
 
             await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
                     assertThat(redis.call("EVAL", "return #redis.call('KEYS', 'lock:{storm:*}')", "0"))

@@ -176,8 +176,8 @@ class ReactiveRedisLockTest {
         redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
         Disposable waiting = lock.withLock("a", TTL, Mono.just("x")).subscribe();
         await().until(() -> Long.parseLong(commandCalls("evalsha")) >= 2);
-        waiting.dispose();
         long callsAtCancel = Long.parseLong(commandCalls("evalsha"));
+        waiting.dispose();
         // The abandoned acquisition's release is a compare-and-delete: it must not touch the holder.
         await().until(() -> Long.parseLong(commandCalls("evalsha")) > callsAtCancel);
         assertThat(redis.call("GET", "lock:{a}")).isEqualTo("someone-else");

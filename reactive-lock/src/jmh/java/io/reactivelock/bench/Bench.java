@@ -1,0 +1,153 @@
+package io.reactivelock.bench;
+
+import io.reactivelock.support.RedisServer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Entry point of the benchmark: one redis-server, every contender on every scenario, then the
+ * scale cell in its own JVM; prints Markdown tables on stdout (and to {@code target/bench}),
+ * progress on stderr. Run it with {@code ./mvnw -q -Pbench -pl reactive-lock -am verify}.
+ *
+ * <p>Why a purpose-built harness and not JMH: every cell is a concurrency scenario (64 chains, 16
+ * contending workers, a hundred thousand waiters) that must be measured with its side channels
+ * (an overlap detector, Redis {@code INFO commandstats} deltas, process CPU, live threads)
+ * against one shared redis-server, with the contenders interleaved. JMH's strengths (forks,
+ * blackholes, per-invocation timing of small methods) buy little here, and its thread groups,
+ * state scopes and forked JVMs would have to be worked around to get those figures.
+ */
+public final class Bench {
+
+    private Bench() {}
+
+    public static void main(String[] args) throws Exception {
+        Settings settings = new Settings();
+        long began = System.nanoTime();
+        ThreadPoolExecutor hopExecutor = (ThreadPoolExecutor) Executors.newFixedThreadPool(2, Threads.named("hop-", true));
+        hopExecutor.prestartAllCoreThreads();
+        Scheduler hop = Schedulers.fromExecutorService(hopExecutor, "hop");
+
+        // A local redis-server process, not a container: the same short path for every contender.
+        if (System.getProperty("redis.provider") == null) {
+            System.setProperty("redis.provider", "process");
+        }
+        RedisServer redis = RedisServer.start();
+        try {
+            RedisStats stats = new RedisStats(redis);
+            Report report = new Report(settings, stats);
+            report.baselineThreads = JvmProbe.liveThreads();
+            progress("redis-server " + stats.info("server", "redis_version") + " on port " + redis.port()
+                    + "; " + settings.describe() + "; contenders " + settings.contenders
+                    + "; scenarios " + settings.scenarios);
+
+            Map<String, CellResult> cells = new LinkedHashMap<>();
+            for (Scenario scenario : settings.scenarios) {
+                for (String id : settings.contenders) {
+                    cells.put(key(scenario, id), new CellResult(scenario, Contenders.IDS.get(id)));
+                }
+            }
+            CellRunner runner = new CellRunner(stats, hop, hopExecutor, settings);
+            if (settings.jitWarmupMillis > 0) {
+                // Two cores: C2 compiling in a measured window would steal a third of the machine.
+                for (String id : settings.contenders) {
+                    progress("JIT warm-up: " + Contenders.IDS.get(id));
+                    try (Contender contender = Contenders.create(id, redis.uri())) {
+                        for (Scenario scenario : settings.scenarios) {
+                            runner.warmUp(scenario, contender, id);
+                        }
+                    }
+                    Schedulers.shutdownNow();
+                }
+            }
+            for (int round = 0; round < settings.rounds; round++) {
+                List<String> order = new ArrayList<>(settings.contenders);
+                if (round % 2 == 1) {
+                    java.util.Collections.reverse(order);
+                }
+                for (String id : order) {
+                    progress("round " + (round + 1) + "/" + settings.rounds + ": " + Contenders.IDS.get(id));
+                    try (Contender contender = Contenders.create(id, redis.uri())) {
+                        for (Scenario scenario : settings.scenarios) {
+                            CellResult cell = cells.get(key(scenario, id));
+                            runner.run(scenario, contender, id, round, cell);
+                            progress(String.format(java.util.Locale.ROOT, "  %-4s %10.0f ops/s  p50 %8.1f us  cpu %6.1f us/op  %s",
+                                    scenario, cell.opsPerSecond(), cell.micros(cell.latency, 50), cell.cpuMicrosPerOp(),
+                                    cell.errors > 0 ? cell.errors + " errors: " + cell.firstError : ""));
+                        }
+                    }
+                    // Reactor's shared schedulers belong to whoever uses them; start each contender without them.
+                    Schedulers.shutdownNow();
+                }
+            }
+            report.cells = cells;
+
+            if (settings.scaleWaiters > 0 && settings.scaleNames > 0) {
+                progress("scale cell: " + settings.scaleWaiters + " waiters on " + settings.scaleNames + " names, "
+                        + settings.scaleJvmArgs);
+                report.scale = runScaleCell(settings, redis);
+            }
+            report.seconds = (System.nanoTime() - began) / 1e9;
+
+            String markdown = report.markdown();
+            System.out.println(markdown);
+            Files.createDirectories(settings.out);
+            Files.writeString(settings.out.resolve("results.md"), markdown);
+            progress("written to " + settings.out.resolve("results.md"));
+        } finally {
+            redis.close();
+            hopExecutor.shutdownNow();
+        }
+        System.exit(0);
+    }
+
+    private static String key(Scenario scenario, String id) {
+        return scenario + "/" + id;
+    }
+
+    /** Runs {@link ScaleCell} in a JVM of its own, with its own (small) heap. */
+    private static Map<String, String> runScaleCell(Settings settings, RedisServer redis) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(Arrays.asList(settings.scaleJvmArgs.trim().split("\\s+")));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), ScaleCell.class.getName(),
+                Integer.toString(redis.port()), Integer.toString(settings.scaleWaiters),
+                Integer.toString(settings.scaleNames), Long.toString(settings.scaleTimeoutSeconds)));
+        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Map<String, String> result = new LinkedHashMap<>();
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.startsWith("SCALE ")) {
+                    int eq = line.indexOf('=');
+                    result.put(line.substring(6, eq), line.substring(eq + 1));
+                } else {
+                    System.err.println("[scale] " + line);
+                }
+            }
+        }
+        if (!process.waitFor(settings.scaleTimeoutSeconds + 120, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+        result.put("exitCode", Integer.toString(process.exitValue()));
+        result.put("jvmArgs", settings.scaleJvmArgs);
+        return result;
+    }
+
+    static void progress(String message) {
+        System.err.println("[bench] " + message);
+        System.err.flush();
+    }
+}

@@ -1,0 +1,259 @@
+package io.reactivelock.bench;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveRedisLock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import org.redisson.Redisson;
+import org.redisson.api.RLockReactive;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.RedissonReactiveClient;
+import org.redisson.config.Config;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
+
+/** The contenders: this library, Redisson, Spring Integration (two lock types), and the raw floor. */
+final class Contenders {
+
+    static final String OURS = "reactive-lock";
+    static final String REDISSON = "Redisson RLockReactive";
+    static final String SPRING_SPIN = "Spring RedisLockRegistry SPIN_LOCK";
+    static final String SPRING_PUBSUB = "Spring RedisLockRegistry PUB_SUB_LOCK";
+    static final String RAW = "raw floor (SET NX PX + EVALSHA del)";
+
+    /** Short ids for -Dbench.contenders, in the order of the tables. */
+    static final Map<String, String> IDS = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(Map.of(
+            "ours", OURS, "redisson", REDISSON, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW)));
+
+    static final List<String> ORDER = List.of("ours", "redisson", "spring-spin", "spring-pubsub", "raw");
+
+    private Contenders() {}
+
+    static Contender create(String id, RedisURI uri) {
+        return switch (id) {
+            case "ours" -> new Ours(uri);
+            case "redisson" -> new RedissonLock(uri);
+            case "spring-spin" -> new SpringLock(SPRING_SPIN, uri, RedisLockType.SPIN_LOCK);
+            case "spring-pubsub" -> new SpringLock(SPRING_PUBSUB, uri, RedisLockType.PUB_SUB_LOCK);
+            case "raw" -> new RawFloor(uri);
+            default -> throw new IllegalArgumentException("unknown contender '" + id + "', known: " + ORDER);
+        };
+    }
+
+    /** This library with its default options, owning its client and one connection. */
+    static final class Ours extends Contender {
+        private final ReactiveRedisLock lock;
+        private final Duration ttl = Duration.ofMillis(TTL_MILLIS);
+
+        Ours(RedisURI uri) {
+            super(OURS);
+            lock = ReactiveRedisLock.create(uri, LockOptions.defaults());
+        }
+
+        @Override
+        boolean blocking() {
+            return false;
+        }
+
+        @Override
+        Mono<Void> run(int worker, String key, Mono<Void> body) {
+            return lock.withLock(key, ttl, body);
+        }
+
+        @Override
+        public void close() {
+            lock.close();
+        }
+    }
+
+    /**
+     * Redisson's reactive lock in watchdog mode (no lease time: a 30 s lease renewed every 10 s
+     * while held), a random thread id per acquisition so that every acquisition is its own owner.
+     * Default client configuration, as a user gets it.
+     */
+    static final class RedissonLock extends Contender {
+        private final RedissonClient client;
+        private final RedissonReactiveClient reactive;
+        private final Map<String, RLockReactive> locks = new ConcurrentHashMap<>();
+
+        RedissonLock(RedisURI uri) {
+            super(REDISSON);
+            Config config = new Config();
+            config.useSingleServer().setAddress("redis://" + uri.getHost() + ":" + uri.getPort());
+            client = Redisson.create(config);
+            reactive = client.reactive();
+        }
+
+        @Override
+        boolean blocking() {
+            return false;
+        }
+
+        @Override
+        Mono<Void> run(int worker, String key, Mono<Void> body) {
+            RLockReactive lock = locks.computeIfAbsent(key, reactive::getLock);
+            long threadId = ThreadLocalRandom.current().nextLong();
+            return lock.lock(threadId).then(body).then(Mono.defer(() -> lock.unlock(threadId)));
+        }
+
+        @Override
+        void afterCell() {
+            locks.clear();
+        }
+
+        @Override
+        public void close() {
+            client.shutdown(0, 5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Spring Integration's blocking {@link RedisLockRegistry} on a Spring Data Lettuce connection
+     * factory (defaults: one shared native connection). A registry is one lock owner (one client
+     * id, plus an in-JVM ReentrantLock per name), so on a contended lock each worker gets its own
+     * registry, standing for its own application instance; all registries share the connection
+     * factory and one executor. Uncontended cells use one registry.
+     */
+    static final class SpringLock extends Contender {
+        private final LettuceConnectionFactory factory;
+        private final RedisLockType type;
+        private final List<RedisLockRegistry> registries = new ArrayList<>();
+        private ExecutorService executor;
+        private boolean perWorker;
+
+        SpringLock(String name, RedisURI uri, RedisLockType type) {
+            super(name);
+            this.type = type;
+            factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(uri.getHost(), uri.getPort()));
+            factory.afterPropertiesSet();
+            factory.start();
+        }
+
+        @Override
+        boolean blocking() {
+            return true;
+        }
+
+        @Override
+        void beforeCell(int workers, boolean contended) {
+            perWorker = contended;
+            executor = Executors.newCachedThreadPool(Threads.named("spring-lock-", true));
+            for (int i = 0; i < (contended ? workers : 1); i++) {
+                RedisLockRegistry registry = new RedisLockRegistry(factory, "spring", Duration.ofMillis(TTL_MILLIS));
+                registry.setRedisLockType(type);
+                registry.setExecutor(executor);
+                registries.add(registry);
+            }
+        }
+
+        @Override
+        void runBlocking(int worker, String key, Runnable body) {
+            Lock lock = registries.get(perWorker ? worker : 0).obtain(key);
+            lock.lock();
+            try {
+                body.run();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        void afterCell() {
+            for (RedisLockRegistry registry : registries) {
+                registry.destroy();
+            }
+            registries.clear();
+            executor.shutdownNow();
+        }
+
+        @Override
+        public void close() {
+            factory.destroy();
+        }
+    }
+
+    /**
+     * The floor every correct lock pays: {@code SET key token NX PX ttl} to acquire and one
+     * {@code EVALSHA} compare-and-delete to release, on Lettuce's async API; no renewal, no
+     * fencing, no timeouts. A busy lock is polled with the same backoff as this library's
+     * defaults (5 ms to 200 ms, jitter 0.5). Its token is 128 bits from ThreadLocalRandom (not
+     * unguessable: SecureRandom is part of what the library pays on top).
+     */
+    static final class RawFloor extends Contender {
+        private static final String RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+        private static final RuntimeException BUSY = new RuntimeException("busy", null, false, false) {
+            private static final long serialVersionUID = 1L;
+        };
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, String> connection;
+        private final RedisAsyncCommands<String, String> redis;
+        private final String releaseSha;
+        private final SetArgs setArgs = SetArgs.Builder.nx().px(TTL_MILLIS);
+        private final Retry backoff = Retry.backoff(Long.MAX_VALUE, LockOptions.DEFAULT_MIN_BACKOFF)
+                .maxBackoff(LockOptions.DEFAULT_MAX_BACKOFF)
+                .jitter(LockOptions.DEFAULT_JITTER)
+                .scheduler(Schedulers.parallel())
+                .filter(e -> e == BUSY);
+
+        RawFloor(RedisURI uri) {
+            super(RAW);
+            client = RedisClient.create(uri);
+            client.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            connection = client.connect(StringCodec.UTF8);
+            redis = connection.async();
+            releaseSha = connection.sync().scriptLoad(RELEASE);
+        }
+
+        @Override
+        boolean blocking() {
+            return false;
+        }
+
+        @Override
+        Mono<Void> run(int worker, String key, Mono<Void> body) {
+            String token = token();
+            String[] keys = {key};
+            return Mono.fromCompletionStage(() -> redis.set(key, token, setArgs))
+                    .switchIfEmpty(Mono.error(BUSY))
+                    .retryWhen(backoff)
+                    .then(body)
+                    .then(Mono.fromCompletionStage(() -> redis.<Long>evalsha(releaseSha, ScriptOutputType.INTEGER, keys, token)))
+                    .then();
+        }
+
+        private static String token() {
+            ThreadLocalRandom random = ThreadLocalRandom.current();
+            String a = Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+            String b = Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+            return a + b;
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(5));
+        }
+    }
+}

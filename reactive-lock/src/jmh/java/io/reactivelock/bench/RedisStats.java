@@ -1,0 +1,104 @@
+package io.reactivelock.bench;
+
+import io.reactivelock.support.RedisServer;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Redis-side counters: {@code INFO commandstats} deltas and a MONITOR sample of who issues commands. */
+final class RedisStats {
+
+    private final RedisServer redis;
+
+    RedisStats(RedisServer redis) {
+        this.redis = redis;
+    }
+
+    void reset() {
+        redis.call("CONFIG", "RESETSTAT");
+    }
+
+    /**
+     * Calls per command since the last {@link #reset()}, from {@code INFO commandstats}, without
+     * the harness's own INFO and CONFIG. Counts every executed command, including those a Lua
+     * script runs with {@code redis.call}.
+     */
+    Map<String, Long> commandCalls() {
+        return parseCommandStats(redis.call("INFO", "commandstats"));
+    }
+
+    static Map<String, Long> parseCommandStats(String info) {
+        Map<String, Long> calls = new TreeMap<>();
+        for (String line : info.split("\r?\n")) {
+            if (!line.startsWith("cmdstat_")) {
+                continue;
+            }
+            String name = line.substring("cmdstat_".length(), line.indexOf(':'));
+            if (name.equals("info") || name.equals("config")) {
+                continue;
+            }
+            int at = line.indexOf("calls=") + "calls=".length();
+            int end = line.indexOf(',', at);
+            calls.put(name, Long.parseLong(line.substring(at, end < 0 ? line.length() : end)));
+        }
+        return calls;
+    }
+
+    String info(String section, String field) {
+        for (String line : redis.call("INFO", section).split("\r?\n")) {
+            if (line.startsWith(field + ":")) {
+                return line.substring(field.length() + 1).trim();
+            }
+        }
+        return "?";
+    }
+
+    /**
+     * Watches MONITOR for {@code millis} and returns {commands sent by clients, commands run
+     * inside Lua scripts}: commandstats counts both, only the first are round trips.
+     */
+    long[] monitorSample(long millis) {
+        long[] counts = new long[2];
+        try (Socket socket = new Socket(redis.host(), redis.port())) {
+            socket.setSoTimeout(50);
+            OutputStream out = socket.getOutputStream();
+            out.write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8), 1 << 16);
+            long deadline = System.nanoTime() + millis * 1_000_000;
+            boolean started = false;
+            while (System.nanoTime() < deadline) {
+                String line;
+                try {
+                    line = in.readLine();
+                } catch (SocketTimeoutException e) {
+                    continue;
+                }
+                if (line == null) {
+                    break;
+                }
+                if (!started) {
+                    started = line.startsWith("+OK");
+                    continue;
+                }
+                int open = line.indexOf('[');
+                if (open < 0) {
+                    continue;
+                }
+                if (line.startsWith("lua]", line.indexOf(' ', open) + 1)) {
+                    counts[1]++;
+                } else {
+                    counts[0]++;
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return counts;
+    }
+}

@@ -1,0 +1,303 @@
+package io.reactivelock.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/** Renders the results as Markdown. */
+final class Report {
+
+    private final Settings settings;
+    private final RedisStats redis;
+    int baselineThreads;
+    Map<String, CellResult> cells;
+    Map<String, String> scale;
+    double seconds;
+
+    Report(Settings settings, RedisStats redis) {
+        this.settings = settings;
+        this.redis = redis;
+    }
+
+    String markdown() {
+        StringBuilder md = new StringBuilder();
+        header(md);
+        for (Scenario scenario : settings.scenarios) {
+            if (scenario.contended) {
+                contendedTable(md, scenario);
+            } else {
+                uncontendedTable(md, scenario);
+            }
+        }
+        commandBreakdown(md);
+        if (scale != null) {
+            scaleTable(md);
+        }
+        targets(md);
+        return md.toString();
+    }
+
+    private void header(StringBuilder md) {
+        Runtime rt = Runtime.getRuntime();
+        md.append("# reactive-lock benchmark\n\n");
+        md.append("- command: `").append(command()).append("`\n");
+        md.append("- machine: ").append(rt.availableProcessors()).append(" cores (").append(cpuModel()).append("), ")
+                .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ')
+                .append(System.getProperty("os.arch")).append('\n');
+        md.append("- JVM: ").append(System.getProperty("java.vm.name")).append(' ')
+                .append(System.getProperty("java.runtime.version")).append(", heap max ")
+                .append(rt.maxMemory() >> 20).append(" MB, ")
+                .append(String.join(" ", java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+                        .stream().filter(a -> a.startsWith("-X")).toList()))
+                .append('\n');
+        md.append("- Redis: ").append(redis.info("server", "redis_version")).append(" (")
+                .append(redis.info("server", "executable")).append("), one server on 127.0.0.1 for every contender\n");
+        md.append("- libraries: reactive-lock ").append(System.getProperty("bench.libVersion", "(this build)"))
+                .append(", ").append(jar(io.lettuce.core.RedisClient.class))
+                .append(", ").append(jar(reactor.core.publisher.Mono.class))
+                .append(", ").append(jar(io.netty.channel.Channel.class))
+                .append(", ").append(jar(org.redisson.Redisson.class))
+                .append(", ").append(jar(org.springframework.integration.redis.util.RedisLockRegistry.class))
+                .append(", ").append(jar(org.springframework.data.redis.connection.RedisConnectionFactory.class))
+                .append(", ").append(jar(org.springframework.core.SpringVersion.class))
+                .append(", ").append(jar(org.HdrHistogram.Histogram.class)).append('\n');
+        md.append("- protocol: ").append(settings.describe())
+                .append("; contenders interleaved (the order reverses every round), each created fresh per round;"
+                        + " lease TTL 30 s everywhere; CPU is this JVM's process CPU time (redis-server runs apart);"
+                        + " threads = peak live JVM threads during the measurement (")
+                .append(baselineThreads).append(" before any contender: JVM + harness)\n");
+        md.append(String.format(Locale.ROOT, "- run time: %.0f s%n%n", seconds));
+        md.append("Ratios: `xR` against Redisson, `xraw` against the raw floor; > 1 means more of the figure"
+                + " (better for throughput, worse for latency, CPU, commands).\n\n");
+    }
+
+    private void uncontendedTable(StringBuilder md, Scenario scenario) {
+        md.append("## ").append(scenario).append(": ").append(scenario.description).append("\n\n");
+        md.append("| contender | pairs/s | p50 µs | p99 µs | CPU µs/pair | alloc B/pair | Redis cmds/pair (round trips) | threads | errors |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        CellResult redisson = cell(scenario, "redisson");
+        CellResult raw = cell(scenario, "raw");
+        for (String id : settings.contenders) {
+            CellResult c = cell(scenario, id);
+            md.append("| ").append(c.contender)
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 50), "%,.0f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 99), "%,.0f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::cpuMicrosPerOp, "%,.1f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::bytesPerOp, "%,.0f"))
+                    .append(" | ").append(commands(c))
+                    .append(" | ").append(c.peakThreads)
+                    .append(" | ").append(errors(c)).append(" |\n");
+        }
+        md.append('\n');
+    }
+
+    private void contendedTable(StringBuilder md, Scenario scenario) {
+        md.append("## ").append(scenario).append(": ").append(scenario.description).append("\n\n");
+        md.append("| contender | hand-offs/s | to another worker | wait p50 ms | wait p99 ms | wait max ms"
+                + " | acquisitions per worker | overlaps | Redis cmds/hand-off (round trips) | CPU µs/hand-off"
+                + " | alloc B/hand-off | threads | errors |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        CellResult redisson = cell(scenario, "redisson");
+        for (String id : settings.contenders) {
+            CellResult c = cell(scenario, id);
+            md.append("| ").append(c.contender)
+                    .append(" | ").append(withRatios(c, redisson, null, CellResult::opsPerSecond, "%,.0f"))
+                    .append(" | ").append(c.ops == 0 ? "-" : String.format(Locale.ROOT, "%.0f%%", 100.0 * c.switches / c.ops))
+                    .append(" | ").append(withRatios(c, redisson, null, x -> x.micros(x.wait, 50) / 1e3, "%,.2f"))
+                    .append(" | ").append(withRatios(c, redisson, null, x -> x.micros(x.wait, 99) / 1e3, "%,.1f"))
+                    .append(" | ").append(withRatios(c, redisson, null, x -> x.wait.getTotalCount() == 0 ? Double.NaN : x.wait.getMaxValue() / 1e6, "%,.0f"))
+                    .append(" | ").append(c.minPerWorker()).append("..").append(c.maxPerWorker())
+                    .append(" | ").append(c.overlaps == 0 ? "0" : "**" + c.overlaps + "**")
+                    .append(" | ").append(commands(c)).append(ratio(c.commandsPerOp(), redisson == null ? Double.NaN : redisson.commandsPerOp(), "R"))
+                    .append(" | ").append(withRatios(c, redisson, null, CellResult::cpuMicrosPerOp, "%,.1f"))
+                    .append(" | ").append(withRatios(c, redisson, null, CellResult::bytesPerOp, "%,.0f"))
+                    .append(" | ").append(c.peakThreads)
+                    .append(" | ").append(errors(c)).append(" |\n");
+        }
+        md.append("\nhand-offs/s counts every acquisition of the lock; \"to another worker\" is the share that"
+                + " went to a different worker than the previous holder; acquisitions per worker is min..max over the"
+                + " ").append(scenario.workers).append(" workers during the measurement (fairness); overlaps must be 0.\n\n");
+    }
+
+    private void commandBreakdown(StringBuilder md) {
+        md.append("## Redis commands per operation, by command\n\n");
+        md.append("From `INFO commandstats` (reset before each measurement), divided by the operations measured."
+                + " Commands a Lua script runs with `redis.call` are counted too; the round trips in the tables"
+                + " remove them using the share of script-internal commands seen in a ~300 ms MONITOR sample"
+                + " taken during each warm-up.\n\n");
+        for (Scenario scenario : settings.scenarios) {
+            for (String id : settings.contenders) {
+                CellResult c = cell(scenario, id);
+                if (c.ops == 0) {
+                    continue;
+                }
+                List<String> parts = new ArrayList<>();
+                c.commands.entrySet().stream()
+                        .sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
+                        .forEach(e -> parts.add(e.getKey() + " " + String.format(Locale.ROOT, "%.2f", (double) e.getValue() / c.ops)));
+                md.append("- ").append(scenario).append(", ").append(c.contender).append(": ")
+                        .append(String.join(", ", parts))
+                        .append(String.format(Locale.ROOT, " _(during the measurement: GC %d ms, JIT %d ms, %,d ops)_",
+                                c.gcMillis, c.jitMillis, c.ops))
+                        .append('\n');
+            }
+        }
+        md.append('\n');
+    }
+
+    private void scaleTable(StringBuilder md) {
+        md.append("## Scale: concurrent withLock waiters in one JVM (reactive-lock, acquireTimeout 5 min)\n\n");
+        md.append("| waiters | names | JVM | completed | errors | overlaps | time to drain | heap used after GC, peak"
+                + " | heap before | live threads (min..max) | JVM CPU | Redis cmds (scripts) |\n");
+        md.append("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| ").append(fmtInt(scale.get("waiters"))).append(" | ").append(fmtInt(scale.get("names")))
+                .append(" | `").append(scale.get("jvmArgs")).append("` | ").append(fmtInt(scale.get("completed")))
+                .append(" | ").append(scale.getOrDefault("errors", "?"))
+                .append(" | ").append(scale.getOrDefault("overlaps", "?"))
+                .append(" | ").append(scale.getOrDefault("seconds", "?")).append(" s")
+                .append("true".equals(scale.get("drained")) ? "" : " (**not drained**, limit " + settings.scaleTimeoutSeconds + " s)")
+                .append(" | ").append(scale.getOrDefault("liveAfterGcPeakMb", "?")).append(" MB of ")
+                .append(scale.getOrDefault("maxHeapMb", "?")).append(" MB")
+                .append(" | ").append(scale.getOrDefault("heapBaselineMb", "?")).append(" MB")
+                .append(" | ").append(scale.getOrDefault("threadsMin", "?")).append("..").append(scale.getOrDefault("threadsMax", "?"))
+                .append(" (").append(scale.getOrDefault("threadsBefore", "?")).append(" before)")
+                .append(" | ").append(scale.getOrDefault("cpuSeconds", "?")).append(" s")
+                .append(" | ").append(fmtInt(scale.get("redisCommands"))).append(" (").append(fmtInt(scale.get("scripts"))).append(")")
+                .append(" |\n");
+        if (!"0".equals(scale.get("exitCode"))) {
+            md.append("\nThe scale JVM exited with code ").append(scale.get("exitCode")).append(".\n");
+        }
+        if (!"-".equals(scale.getOrDefault("firstError", "-"))) {
+            md.append("\nFirst error: `").append(scale.get("firstError")).append("`\n");
+        }
+        md.append('\n');
+    }
+
+    private void targets(StringBuilder md) {
+        md.append("## Targets\n\n");
+        md.append("| target | measured | met |\n|---|---|---|\n");
+        CellResult u64 = cell(Scenario.U64, "ours");
+        CellResult u1 = cell(Scenario.U1, "ours");
+        CellResult c16 = cell(Scenario.C16, "ours");
+        target(md, "U64 throughput >= 0.9x raw floor", u64, cell(Scenario.U64, "raw"), CellResult::opsPerSecond, 0.9, true);
+        target(md, "U64 throughput >= 3x Redisson", u64, cell(Scenario.U64, "redisson"), CellResult::opsPerSecond, 3, true);
+        target(md, "U1 p50 within 10% of raw floor", u1, cell(Scenario.U1, "raw"), x -> x.micros(x.latency, 50), 1.1, false);
+        target(md, "C16 hand-offs/s >= 1.5x Redisson", c16, cell(Scenario.C16, "redisson"), CellResult::opsPerSecond, 1.5, true);
+        if (c16 != null) {
+            double all = c16.commandsPerOp();
+            double trips = c16.roundTripsPerOp();
+            md.append("| C16 <= 4 Redis commands per hand-off | ")
+                    .append(String.format(Locale.ROOT, "%.2f round trips, %.2f incl. commands run inside Lua", trips, all))
+                    .append(" | ").append(mark(trips <= 4)).append(" (round trips), ").append(mark(all <= 4)).append(" (all) |\n");
+            md.append("| C16 no overlaps | ").append(c16.overlaps).append(" | ").append(mark(c16.overlaps == 0)).append(" |\n");
+        }
+        target(md, "U1 JVM CPU per pair <= 1.2x raw floor", u1, cell(Scenario.U1, "raw"), CellResult::cpuMicrosPerOp, 1.2, false);
+        target(md, "U64 JVM CPU per pair <= 1.2x raw floor", u64, cell(Scenario.U64, "raw"), CellResult::cpuMicrosPerOp, 1.2, false);
+        if (scale != null) {
+            boolean ok = "true".equals(scale.get("drained")) && "0".equals(scale.get("errors"))
+                    && "0".equals(scale.get("overlaps")) && scale.get("completed").equals(scale.get("waiters"));
+            md.append("| scale: ").append(fmtInt(scale.get("waiters"))).append(" waiters on ").append(fmtInt(scale.get("names")))
+                    .append(" names, ").append(scale.get("jvmArgs")).append(", all complete without error | ")
+                    .append(fmtInt(scale.get("completed"))).append(" completed, ").append(scale.get("errors")).append(" errors in ")
+                    .append(scale.get("seconds")).append(" s, threads ").append(scale.get("threadsMin")).append("..")
+                    .append(scale.get("threadsMax")).append(" | ").append(mark(ok)).append(" |\n");
+        }
+        md.append('\n');
+    }
+
+    private void target(StringBuilder md, String what, CellResult ours, CellResult other,
+            ToDoubleFunction<CellResult> figure, double bound, boolean atLeast) {
+        if (ours == null || other == null) {
+            return;
+        }
+        double r = figure.applyAsDouble(ours) / figure.applyAsDouble(other);
+        boolean met = atLeast ? r >= bound : r <= bound;
+        md.append("| ").append(what).append(" | ")
+                .append(String.format(Locale.ROOT, "%.2fx (%,.1f vs %,.1f)", r, figure.applyAsDouble(ours), figure.applyAsDouble(other)))
+                .append(" | ").append(mark(met)).append(" |\n");
+    }
+
+    private static String mark(boolean met) {
+        return met ? "yes" : "**NO**";
+    }
+
+    private CellResult cell(Scenario scenario, String id) {
+        return settings.scenarios.contains(scenario) && settings.contenders.contains(id)
+                ? cells.get(scenario + "/" + id) : null;
+    }
+
+    private static String withRatios(CellResult c, CellResult redisson, CellResult raw,
+            ToDoubleFunction<CellResult> figure, String format) {
+        double value = figure.applyAsDouble(c);
+        if (Double.isNaN(value)) {
+            return "-";
+        }
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, format, value));
+        if (redisson != null && redisson != c) {
+            s.append(ratio(value, figure.applyAsDouble(redisson), "R"));
+        }
+        if (raw != null && raw != c) {
+            s.append(ratio(value, figure.applyAsDouble(raw), "raw"));
+        }
+        return s.toString();
+    }
+
+    private static String ratio(double value, double base, String name) {
+        if (Double.isNaN(value) || Double.isNaN(base) || base == 0) {
+            return "";
+        }
+        return String.format(Locale.ROOT, " · %.2fx%s", value / base, name);
+    }
+
+    private static String commands(CellResult c) {
+        if (c.ops == 0) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, "%.2f (%.2f)", c.commandsPerOp(), c.roundTripsPerOp());
+    }
+
+    private static String errors(CellResult c) {
+        return c.errors == 0 ? "0" : "**" + c.errors + "** " + c.firstError;
+    }
+
+    private static String fmtInt(String value) {
+        try {
+            return String.format(Locale.ROOT, "%,d", Long.parseLong(value));
+        } catch (RuntimeException e) {
+            return String.valueOf(value);
+        }
+    }
+
+    private static String jar(Class<?> type) {
+        try {
+            String path = type.getProtectionDomain().getCodeSource().getLocation().getPath();
+            String file = path.substring(path.lastIndexOf('/', path.length() - 2) + 1);
+            return file.endsWith(".jar") ? file.substring(0, file.length() - 4) : file;
+        } catch (RuntimeException e) {
+            return type.getName();
+        }
+    }
+
+    private static String command() {
+        String args = System.getenv("MAVEN_CMD_LINE_ARGS");
+        return args == null || args.isBlank()
+                ? "java " + Bench.class.getName() + " (not started by Maven)"
+                : "./mvnw " + args.trim();
+    }
+
+    private static String cpuModel() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    return line.substring(line.indexOf(':') + 1).trim();
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux
+        }
+        return System.getProperty("os.arch");
+    }
+}

@@ -1,0 +1,66 @@
+package io.reactivelock.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** The knobs, all system properties (the bench profile passes them through from {@code -D}). */
+final class Settings {
+
+    final long jitWarmupMillis;
+    final long warmupMillis;
+    final long measureMillis;
+    final int rounds;
+    final List<Scenario> scenarios;
+    final List<String> contenders;
+    final int scaleWaiters;
+    final int scaleNames;
+    final long scaleTimeoutSeconds;
+    final String scaleJvmArgs;
+    final Path out;
+
+    Settings() {
+        jitWarmupMillis = millis("bench.jitWarmup", "2");
+        warmupMillis = millis("bench.warmup", "1");
+        measureMillis = millis("bench.measure", "4");
+        rounds = Integer.parseInt(prop("bench.rounds", "2"));
+        scenarios = new ArrayList<>();
+        for (String s : list("bench.scenarios", "U1,U64,C16")) {
+            if (s.equals("none")) {
+                continue;
+            }
+            scenarios.add(Scenario.valueOf(s.toUpperCase(java.util.Locale.ROOT)));
+        }
+        List<String> ids = list("bench.contenders", "all");
+        contenders = ids.equals(List.of("all")) ? Contenders.ORDER : ids.equals(List.of("none")) ? List.of() : ids;
+        for (String id : contenders) {
+            if (!Contenders.IDS.containsKey(id)) {
+                throw new IllegalArgumentException("unknown contender '" + id + "', known: " + Contenders.ORDER);
+            }
+        }
+        scaleWaiters = Integer.parseInt(prop("bench.scale.waiters", "100000"));
+        scaleNames = Integer.parseInt(prop("bench.scale.names", "1000"));
+        scaleTimeoutSeconds = Long.parseLong(prop("bench.scale.timeout", "150"));
+        scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
+        out = Path.of(prop("bench.out", "target/bench"));
+    }
+
+    private static String prop(String name, String fallback) {
+        String value = System.getProperty(name);
+        return value == null || value.isBlank() ? fallback : value.trim();
+    }
+
+    private static long millis(String name, String fallbackSeconds) {
+        return Math.round(Double.parseDouble(prop(name, fallbackSeconds)) * 1000);
+    }
+
+    private static List<String> list(String name, String fallback) {
+        return Arrays.stream(prop(name, fallback).split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+
+    String describe() {
+        return "JIT warm-up pass " + jitWarmupMillis / 1000.0 + " s per cell, then " + rounds + " round(s) of "
+                + warmupMillis / 1000.0 + " s warm-up + " + measureMillis / 1000.0 + " s measurement per cell";
+    }
+}
