@@ -29,6 +29,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 import reactor.util.retry.Retry;
@@ -131,8 +132,10 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             throw e;
         }
         return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices(pubSub),
+                // The connections finish closing on the client's event loop; shutting the client down
+                // from there would block that loop (and can deadlock it), so hop off it first.
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
-                        .thenCompose(done -> closeClient.get()));
+                        .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)));
     }
 
     /**

@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * The library starts no threads: timers use Reactor's schedulers, replies Lettuce's event loops
- * (and Netty's global executor, which Lettuce uses when closing).
+ * (and, when closing, Reactor's bounded elastic scheduler and Netty's global executor).
  */
 @WithRedis
 class NoExtraThreadsTest {
@@ -36,6 +36,6 @@ class NoExtraThreadsTest {
                 .filter(t -> !before.contains(t))
                 .map(Thread::getName)
                 .collect(Collectors.toSet());
-        assertThat(started).allSatisfy(name -> assertThat(name).matches("(parallel|lettuce|globalEventExecutor)-.*"));
+        assertThat(started).allSatisfy(name -> assertThat(name).matches("(parallel|boundedElastic|lettuce|globalEventExecutor)-.*"));
     }
 }

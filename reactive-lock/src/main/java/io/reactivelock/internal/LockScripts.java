@@ -6,6 +6,18 @@ public final class LockScripts {
     private LockScripts() {}
 
     /**
+     * Issues the next fencing token into {@code fence}, given {@code now} (a {@code TIME} reply),
+     * KEYS[2] (the fencing record) and ARGV[3] (its retention in ms): the server clock in
+     * microseconds, or one above the last token issued for the lock if that is higher.
+     */
+    private static final String NEXT_FENCE = """
+            local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+            local last = tonumber(redis.call('GET', KEYS[2]))
+            if last and last >= fence then fence = last + 1 end
+            redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+            """;
+
+    /**
      * KEYS: lock, fence. ARGV: token, ttl ms, fence retention ms. Returns the fencing token (> 0)
      * when the lock is ours, or 0 when another token holds it.
      *
@@ -29,10 +41,7 @@ public final class LockScripts {
               redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             end
             local now = redis.call('TIME')
-            local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-            local last = tonumber(redis.call('GET', KEYS[2]))
-            if last and last >= fence then fence = last + 1 end
-            redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+            """ + NEXT_FENCE + """
             return fence
             """);
 
@@ -96,10 +105,7 @@ public final class LockScripts {
                 redis.call('HDEL', KEYS[4], ARGV[1])
               end
             end
-            local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-            local last = tonumber(redis.call('GET', KEYS[2]))
-            if last and last >= fence then fence = last + 1 end
-            redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+            """ + NEXT_FENCE + """
             return fence
             """);
 
@@ -126,10 +132,7 @@ public final class LockScripts {
               redis.call('HDEL', KEYS[4], nextToken)
               if deadline and deadline >= nowMs then
                 redis.call('SET', KEYS[1], nextToken, 'PX', ARGV[4])
-                local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-                local last = tonumber(redis.call('GET', KEYS[2]))
-                if last and last >= fence then fence = last + 1 end
-                redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+                """ + NEXT_FENCE + """
                 redis.call('PUBLISH', ARGV[2], nextToken)
                 return 1
               end
