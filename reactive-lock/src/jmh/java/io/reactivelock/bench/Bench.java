@@ -95,9 +95,7 @@ public final class Bench {
             report.cells = cells;
 
             if (settings.scaleWaiters > 0 && settings.scaleNames > 0) {
-                progress("scale cell: " + settings.scaleWaiters + " waiters on " + settings.scaleNames + " names, "
-                        + settings.scaleJvmArgs);
-                report.scale = runScaleCell(settings, redis);
+                report.scale = runScaleCells(settings, redis);
             }
             report.seconds = (System.nanoTime() - began) / 1e9;
 
@@ -117,16 +115,41 @@ public final class Bench {
         return scenario + "/" + id;
     }
 
+    /**
+     * Runs the scale cell with the configured number of waiters; if that does not complete (out of
+     * heap, out of time), runs it again with the number the first attempt's heap figures say fits.
+     */
+    private static List<Map<String, String>> runScaleCells(Settings settings, RedisServer redis)
+            throws IOException, InterruptedException {
+        List<Map<String, String>> results = new ArrayList<>();
+        Map<String, String> first = runScaleCell(settings, redis, settings.scaleWaiters);
+        results.add(first);
+        if (!ScaleResult.ok(first)) {
+            int fits = ScaleResult.waitersThatFit(first, settings.scaleWaiters);
+            if (fits > 0) {
+                progress("scale cell: " + settings.scaleWaiters + " did not complete (" + ScaleResult.why(first)
+                        + "); trying " + fits + " waiters");
+                results.add(runScaleCell(settings, redis, fits));
+            }
+        }
+        return results;
+    }
+
     /** Runs {@link ScaleCell} in a JVM of its own, with its own (small) heap. */
-    private static Map<String, String> runScaleCell(Settings settings, RedisServer redis) throws IOException, InterruptedException {
+    private static Map<String, String> runScaleCell(Settings settings, RedisServer redis, int waiters)
+            throws IOException, InterruptedException {
+        progress("scale cell: " + waiters + " waiters on " + settings.scaleNames + " names, " + settings.scaleJvmArgs);
         List<String> command = new ArrayList<>();
         command.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(Arrays.asList(settings.scaleJvmArgs.trim().split("\\s+")));
+        command.add("-XX:+ExitOnOutOfMemoryError");
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), ScaleCell.class.getName(),
-                Integer.toString(redis.port()), Integer.toString(settings.scaleWaiters),
+                Integer.toString(redis.port()), Integer.toString(waiters),
                 Integer.toString(settings.scaleNames), Long.toString(settings.scaleTimeoutSeconds)));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         Map<String, String> result = new LinkedHashMap<>();
+        result.put("waiters", Integer.toString(waiters));
+        result.put("names", Integer.toString(settings.scaleNames));
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null) {
@@ -138,8 +161,9 @@ public final class Bench {
                 }
             }
         }
-        if (!process.waitFor(settings.scaleTimeoutSeconds + 120, TimeUnit.SECONDS)) {
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly();
+            process.waitFor();
         }
         result.put("exitCode", Integer.toString(process.exitValue()));
         result.put("jvmArgs", settings.scaleJvmArgs);

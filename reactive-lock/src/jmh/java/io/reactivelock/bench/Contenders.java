@@ -37,22 +37,25 @@ import reactor.util.retry.Retry;
 final class Contenders {
 
     static final String OURS = "reactive-lock";
+    static final String OURS_FAIR = "reactive-lock fair";
     static final String REDISSON = "Redisson RLockReactive";
     static final String SPRING_SPIN = "Spring RedisLockRegistry SPIN_LOCK";
     static final String SPRING_PUBSUB = "Spring RedisLockRegistry PUB_SUB_LOCK";
     static final String RAW = "raw floor (SET NX PX + EVALSHA del)";
 
     /** Short ids for -Dbench.contenders, in the order of the tables. */
-    static final Map<String, String> IDS = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(Map.of(
-            "ours", OURS, "redisson", REDISSON, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW)));
+    static final Map<String, String> IDS = Map.of("ours", OURS, "redisson", REDISSON, "spring-spin", SPRING_SPIN,
+            "spring-pubsub", SPRING_PUBSUB, "raw", RAW, "ours-fair", OURS_FAIR);
 
+    /** What {@code -Dbench.contenders=all} runs; {@code ours-fair} (fair mode) only when named. */
     static final List<String> ORDER = List.of("ours", "redisson", "spring-spin", "spring-pubsub", "raw");
 
     private Contenders() {}
 
     static Contender create(String id, RedisURI uri) {
         return switch (id) {
-            case "ours" -> new Ours(uri);
+            case "ours" -> new Ours(OURS, uri, LockOptions.defaults());
+            case "ours-fair" -> new Ours(OURS_FAIR, uri, LockOptions.builder().fair(true).build());
             case "redisson" -> new RedissonLock(uri);
             case "spring-spin" -> new SpringLock(SPRING_SPIN, uri, RedisLockType.SPIN_LOCK);
             case "spring-pubsub" -> new SpringLock(SPRING_PUBSUB, uri, RedisLockType.PUB_SUB_LOCK);
@@ -61,14 +64,14 @@ final class Contenders {
         };
     }
 
-    /** This library with its default options, owning its client and one connection. */
+    /** This library (default options unless fair), owning its client and connections. */
     static final class Ours extends Contender {
         private final ReactiveRedisLock lock;
         private final Duration ttl = Duration.ofMillis(TTL_MILLIS);
 
-        Ours(RedisURI uri) {
-            super(OURS);
-            lock = ReactiveRedisLock.create(uri, LockOptions.defaults());
+        Ours(String name, RedisURI uri, LockOptions options) {
+            super(name);
+            lock = ReactiveRedisLock.create(uri, options);
         }
 
         @Override

@@ -13,8 +13,9 @@ final class Report {
     private final RedisStats redis;
     int baselineThreads;
     Map<String, CellResult> cells;
-    Map<String, String> scale;
+    List<Map<String, String>> scale;
     double seconds;
+    final String loadAtStart = loadAverage();
 
     Report(Settings settings, RedisStats redis) {
         this.settings = settings;
@@ -68,7 +69,19 @@ final class Report {
                         + " lease TTL 30 s everywhere; CPU is this JVM's process CPU time (redis-server runs apart);"
                         + " threads = peak live JVM threads during the measurement (")
                 .append(baselineThreads).append(" before any contender: JVM + harness)\n");
-        md.append(String.format(Locale.ROOT, "- run time: %.0f s%n%n", seconds));
+        md.append(String.format(Locale.ROOT, "- run time: %.0f s; load average at start %s, at end %s"
+                + " (other processes on this machine count: read small differences as noise)%n", seconds, loadAtStart, loadAverage()));
+        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())`;"
+                + " **Redisson** `Redisson.create(config).reactive().getLock(name)`, default single-server config,"
+                + " `lock(threadId)`/`unlock(threadId)` with a random thread id per acquisition (watchdog mode);"
+                + " **Spring** `RedisLockRegistry` on a `LettuceConnectionFactory` (defaults), blocking, on platform threads;"
+                + " a registry is one lock owner with an in-JVM lock per name, so in C16 each worker has its own registry"
+                + " (16 simulated instances sharing the factory and one executor), in U1/U64 one registry serves all;"
+                + " **raw floor** `SET key token NX PX` + `EVALSHA` compare-and-delete on Lettuce's async API, one"
+                + " connection, busy lock polled with the library's default backoff, no renewal, no fencing,"
+                + " no timeouts, ThreadLocalRandom tokens.\n");
+        md.append("- scenarios: U1/U64 bodies are empty (`Mono.empty()`); the C16 body enters on the thread that got the"
+                + " lock and leaves on a `hop-` thread (reactive: `publishOn`; Spring: `submit(..).get()`).\n\n");
         md.append("Ratios: `xR` against Redisson, `xraw` against the raw floor; > 1 means more of the figure"
                 + " (better for throughput, worse for latency, CPU, commands).\n\n");
     }
@@ -150,28 +163,33 @@ final class Report {
 
     private void scaleTable(StringBuilder md) {
         md.append("## Scale: concurrent withLock waiters in one JVM (reactive-lock, acquireTimeout 5 min)\n\n");
-        md.append("| waiters | names | JVM | completed | errors | overlaps | time to drain | heap used after GC, peak"
-                + " | heap before | live threads (min..max) | JVM CPU | Redis cmds (scripts) |\n");
+        md.append("All waiters are subscribed in one burst; each body hops to another thread under a per-name"
+                + " occupancy detector. Heap \"all queued\" is measured after one full GC right after the burst.\n\n");
+        md.append("| waiters | names | JVM | completed | errors | overlaps | time to drain | heap all queued (per waiter)"
+                + " | heap after GC, peak | live threads (min..max) | JVM CPU | Redis cmds (scripts) |\n");
         md.append("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        md.append("| ").append(fmtInt(scale.get("waiters"))).append(" | ").append(fmtInt(scale.get("names")))
-                .append(" | `").append(scale.get("jvmArgs")).append("` | ").append(fmtInt(scale.get("completed")))
-                .append(" | ").append(scale.getOrDefault("errors", "?"))
-                .append(" | ").append(scale.getOrDefault("overlaps", "?"))
-                .append(" | ").append(scale.getOrDefault("seconds", "?")).append(" s")
-                .append("true".equals(scale.get("drained")) ? "" : " (**not drained**, limit " + settings.scaleTimeoutSeconds + " s)")
-                .append(" | ").append(scale.getOrDefault("liveAfterGcPeakMb", "?")).append(" MB of ")
-                .append(scale.getOrDefault("maxHeapMb", "?")).append(" MB")
-                .append(" | ").append(scale.getOrDefault("heapBaselineMb", "?")).append(" MB")
-                .append(" | ").append(scale.getOrDefault("threadsMin", "?")).append("..").append(scale.getOrDefault("threadsMax", "?"))
-                .append(" (").append(scale.getOrDefault("threadsBefore", "?")).append(" before)")
-                .append(" | ").append(scale.getOrDefault("cpuSeconds", "?")).append(" s")
-                .append(" | ").append(fmtInt(scale.get("redisCommands"))).append(" (").append(fmtInt(scale.get("scripts"))).append(")")
-                .append(" |\n");
-        if (!"0".equals(scale.get("exitCode"))) {
-            md.append("\nThe scale JVM exited with code ").append(scale.get("exitCode")).append(".\n");
+        for (Map<String, String> r : scale) {
+            boolean ok = ScaleResult.ok(r);
+            md.append("| ").append(fmtInt(r.get("waiters"))).append(" | ").append(fmtInt(r.get("names")))
+                    .append(" | `").append(r.get("jvmArgs")).append("` | ").append(fmtInt(r.getOrDefault("completed", "-")))
+                    .append(" | ").append(r.getOrDefault("errors", "-"))
+                    .append(" | ").append(r.getOrDefault("overlaps", "-"))
+                    .append(" | ").append(ok ? r.get("seconds") + " s" : "**did not complete**: " + ScaleResult.why(r))
+                    .append(" | ").append(r.containsKey("heapAllQueuedMb") ? r.get("heapAllQueuedMb") + " MB" : "-")
+                    .append(ScaleResult.bytesPerWaiter(r) > 0 ? String.format(Locale.ROOT, " (%,d B)", ScaleResult.bytesPerWaiter(r)) : "")
+                    .append(" | ").append(r.getOrDefault("liveAfterGcPeakMb", "-")).append(" of ")
+                    .append(r.getOrDefault("maxHeapMb", "?")).append(" MB")
+                    .append(" | ").append(r.getOrDefault("threadsMin", "-")).append("..").append(r.getOrDefault("threadsMax", "-"))
+                    .append(" (").append(r.getOrDefault("threadsBefore", "-")).append(" before)")
+                    .append(" | ").append(r.getOrDefault("cpuSeconds", "-")).append(" s")
+                    .append(" | ").append(fmtInt(r.getOrDefault("redisCommands", "-"))).append(" (")
+                    .append(fmtInt(r.getOrDefault("scripts", "-"))).append(")")
+                    .append(" |\n");
         }
-        if (!"-".equals(scale.getOrDefault("firstError", "-"))) {
-            md.append("\nFirst error: `").append(scale.get("firstError")).append("`\n");
+        for (Map<String, String> r : scale) {
+            if (!"-".equals(r.getOrDefault("firstError", "-"))) {
+                md.append("\nFirst error with ").append(r.get("waiters")).append(" waiters: `").append(r.get("firstError")).append("`\n");
+            }
         }
         md.append('\n');
     }
@@ -197,13 +215,15 @@ final class Report {
         target(md, "U1 JVM CPU per pair <= 1.2x raw floor", u1, cell(Scenario.U1, "raw"), CellResult::cpuMicrosPerOp, 1.2, false);
         target(md, "U64 JVM CPU per pair <= 1.2x raw floor", u64, cell(Scenario.U64, "raw"), CellResult::cpuMicrosPerOp, 1.2, false);
         if (scale != null) {
-            boolean ok = "true".equals(scale.get("drained")) && "0".equals(scale.get("errors"))
-                    && "0".equals(scale.get("overlaps")) && scale.get("completed").equals(scale.get("waiters"));
-            md.append("| scale: ").append(fmtInt(scale.get("waiters"))).append(" waiters on ").append(fmtInt(scale.get("names")))
-                    .append(" names, ").append(scale.get("jvmArgs")).append(", all complete without error | ")
-                    .append(fmtInt(scale.get("completed"))).append(" completed, ").append(scale.get("errors")).append(" errors in ")
-                    .append(scale.get("seconds")).append(" s, threads ").append(scale.get("threadsMin")).append("..")
-                    .append(scale.get("threadsMax")).append(" | ").append(mark(ok)).append(" |\n");
+            for (Map<String, String> r : scale) {
+                md.append("| scale: ").append(fmtInt(r.get("waiters"))).append(" waiters on ").append(fmtInt(r.get("names")))
+                        .append(" names, ").append(r.get("jvmArgs")).append(", all complete without error, threads constant | ")
+                        .append(ScaleResult.ok(r)
+                                ? fmtInt(r.get("completed")) + " completed in " + r.get("seconds") + " s, threads "
+                                        + r.get("threadsMin") + ".." + r.get("threadsMax")
+                                : ScaleResult.why(r))
+                        .append(" | ").append(mark(ScaleResult.ok(r) && r.get("threadsMin").equals(r.get("threadsMax")))).append(" |\n");
+            }
         }
         md.append('\n');
     }
@@ -286,6 +306,15 @@ final class Report {
         return args == null || args.isBlank()
                 ? "java " + Bench.class.getName() + " (not started by Maven)"
                 : "./mvnw " + args.trim();
+    }
+
+    private static String loadAverage() {
+        try {
+            String[] parts = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim().split(" ");
+            return parts[0] + "/" + parts[1] + "/" + parts[2];
+        } catch (java.io.IOException | RuntimeException e) {
+            return String.format(Locale.ROOT, "%.2f", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        }
     }
 
     private static String cpuModel() {

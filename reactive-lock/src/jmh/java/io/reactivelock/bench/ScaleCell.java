@@ -11,6 +11,7 @@ import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,7 +25,8 @@ import reactor.core.scheduler.Schedulers;
  * through one {@link ReactiveRedisLock}, all subscribed at once. Reports {@code SCALE key=value}
  * lines for {@link Bench}.
  *
- * <p>Arguments: redis port, waiters, names, time limit in seconds.
+ * <p>Arguments: redis port, waiters, names, time limit in seconds. The waiters are subscribed in
+ * one burst from the main thread, then the cell waits until every one has had its turn.
  */
 public final class ScaleCell {
 
@@ -79,35 +81,42 @@ public final class ScaleCell {
         sampler.start();
         Threads.sleep(100);
         stats.sync().configResetstat();
+        out("heapBaselineMb", heapBaseline >> 20);
+        out("maxHeapMb", Runtime.getRuntime().maxMemory() >> 20);
 
         long start = System.nanoTime();
         long cpuBefore = JvmProbe.processCpuNanos();
         String run = Long.toString(System.nanoTime(), 36);
-        Mono<Void> all = Flux.range(0, waiters)
-                .flatMap(i -> {
-                    int n = i % names;
-                    Mono<Void> body = Mono.defer(() -> {
-                        if (occupancy.incrementAndGet(n) > 1) {
-                            overlaps.increment();
-                        }
-                        return Mono.just(n).publishOn(Schedulers.parallel())
-                                .doOnNext(occupancy::decrementAndGet).then();
-                    });
-                    return lock.withLock("scale:" + run + ":" + n, ttl, body)
-                            .doOnSuccess(v -> completed.increment())
-                            .onErrorResume(e -> {
-                                errors.increment();
-                                firstError.compareAndSet(null, e);
-                                return Mono.empty();
-                            });
-                }, waiters)
-                .then();
-        boolean drained = true;
-        try {
-            all.block(Duration.ofSeconds(limitSeconds));
-        } catch (IllegalStateException e) {
-            drained = false; // timed out; report how far it got
+        CountDownLatch done = new CountDownLatch(waiters);
+        for (int i = 0; i < waiters; i++) {
+            int n = i % names;
+            Mono<Void> body = Mono.defer(() -> {
+                if (occupancy.incrementAndGet(n) > 1) {
+                    overlaps.increment();
+                }
+                return Mono.just(n).publishOn(Schedulers.parallel()).doOnNext(occupancy::decrementAndGet).then();
+            });
+            lock.withLock("scale:" + run + ":" + n, ttl, body).subscribe(null, e -> {
+                errors.increment();
+                firstError.compareAndSet(null, e);
+                done.countDown();
+            }, () -> {
+                completed.increment();
+                done.countDown();
+            });
+            if ((i + 1) % 10_000 == 0) {
+                // Cheap progress for the parent, in case this JVM runs out of heap before the end.
+                out("progress", (i + 1) + " " + liveAfterGcPeak.get());
+            }
         }
+        long subscribedNanos = System.nanoTime() - start;
+        // The live heap with every waiter queued (one full collection, outside the drain figures' point).
+        System.gc();
+        long heapAllQueued = heapUsed();
+        out("subscribedSeconds", String.format(java.util.Locale.ROOT, "%.1f", subscribedNanos / 1e9));
+        out("heapAllQueuedMb", heapAllQueued >> 20);
+        out("bytesPerWaiter", waiters == 0 ? 0 : Math.max(0, heapAllQueued - heapBaseline) / waiters);
+        boolean drained = done.await(limitSeconds, java.util.concurrent.TimeUnit.SECONDS);
         long nanos = System.nanoTime() - start;
         long cpu = JvmProbe.processCpuNanos() - cpuBefore;
         sampler.interrupt();
@@ -124,8 +133,6 @@ public final class ScaleCell {
         out("firstError", firstError.get() == null ? "-" : firstError.get().toString().replace('\n', ' '));
         out("overlaps", overlaps.sum());
         out("seconds", String.format(java.util.Locale.ROOT, "%.1f", nanos / 1e9));
-        out("maxHeapMb", Runtime.getRuntime().maxMemory() >> 20);
-        out("heapBaselineMb", heapBaseline >> 20);
         out("heapPeakMb", heapPeak.get() >> 20);
         out("liveAfterGcPeakMb", liveAfterGcPeak.get() >> 20);
         out("threadsBefore", threadsBefore);

@@ -36,7 +36,7 @@ final class Settings {
         contenders = ids.equals(List.of("all")) ? Contenders.ORDER : ids.equals(List.of("none")) ? List.of() : ids;
         for (String id : contenders) {
             if (!Contenders.IDS.containsKey(id)) {
-                throw new IllegalArgumentException("unknown contender '" + id + "', known: " + Contenders.ORDER);
+                throw new IllegalArgumentException("unknown contender '" + id + "', known: " + new java.util.TreeSet<>(Contenders.IDS.keySet()));
             }
         }
         scaleWaiters = Integer.parseInt(prop("bench.scale.waiters", "100000"));
