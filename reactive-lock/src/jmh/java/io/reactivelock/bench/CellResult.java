@@ -27,11 +27,28 @@ final class CellResult {
     long switches;
     int rounds;
     String firstError;
+    final java.util.List<Double> roundRates = new java.util.ArrayList<>();
 
     CellResult(Scenario scenario, String contender) {
         this.scenario = scenario;
         this.contender = contender;
         this.perWorker = new long[scenario.workers];
+    }
+
+    /** Spread of the per-round rates, (max - min) / mean, in percent; NaN with one round. */
+    double roundSpreadPercent() {
+        if (roundRates.size() < 2) {
+            return Double.NaN;
+        }
+        double min = Double.MAX_VALUE;
+        double max = 0;
+        double sum = 0;
+        for (double r : roundRates) {
+            min = Math.min(min, r);
+            max = Math.max(max, r);
+            sum += r;
+        }
+        return sum == 0 ? Double.NaN : (max - min) * 100 / (sum / roundRates.size());
     }
 
     double opsPerSecond() {

@@ -142,6 +142,7 @@ final class CellRunner {
             contender.afterCell();
 
             into.rounds++;
+            into.roundRates.add((opsAfter - opsBefore) * 1e9 / Math.max(1, end - start));
             into.ops += opsAfter - opsBefore;
             into.nanos += end - start;
             into.cpuNanos += cpuAfter - cpuBefore;

@@ -83,7 +83,8 @@ final class Report {
         md.append("- scenarios: U1/U64 bodies are empty (`Mono.empty()`); the C16 body enters on the thread that got the"
                 + " lock and leaves on a `hop-` thread (reactive: `publishOn`; Spring: `submit(..).get()`).\n\n");
         md.append("Ratios: `xR` against Redisson, `xraw` against the raw floor; > 1 means more of the figure"
-                + " (better for throughput, worse for latency, CPU, commands).\n\n");
+                + " (better for throughput, worse for latency, CPU, commands). \"rounds ±\" is half the spread"
+                + " (max - min) of the per-round throughputs relative to their mean: the run-to-run noise.\n\n");
     }
 
     private void uncontendedTable(StringBuilder md, Scenario scenario) {
@@ -95,7 +96,7 @@ final class Report {
         for (String id : settings.contenders) {
             CellResult c = cell(scenario, id);
             md.append("| ").append(c.contender)
-                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f")).append(spread(c))
                     .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 50), "%,.0f"))
                     .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 99), "%,.0f"))
                     .append(" | ").append(withRatios(c, redisson, raw, CellResult::cpuMicrosPerOp, "%,.1f"))
@@ -117,7 +118,7 @@ final class Report {
         for (String id : settings.contenders) {
             CellResult c = cell(scenario, id);
             md.append("| ").append(c.contender)
-                    .append(" | ").append(withRatios(c, redisson, null, CellResult::opsPerSecond, "%,.0f"))
+                    .append(" | ").append(withRatios(c, redisson, null, CellResult::opsPerSecond, "%,.0f")).append(spread(c))
                     .append(" | ").append(c.ops == 0 ? "-" : String.format(Locale.ROOT, "%.0f%%", 100.0 * c.switches / c.ops))
                     .append(" | ").append(withRatios(c, redisson, null, x -> x.micros(x.wait, 50) / 1e3, "%,.2f"))
                     .append(" | ").append(withRatios(c, redisson, null, x -> x.micros(x.wait, 99) / 1e3, "%,.1f"))
@@ -270,6 +271,11 @@ final class Report {
             return "";
         }
         return String.format(Locale.ROOT, " · %.2fx%s", value / base, name);
+    }
+
+    private static String spread(CellResult c) {
+        double spread = c.roundSpreadPercent();
+        return Double.isNaN(spread) ? "" : String.format(Locale.ROOT, " (rounds ±%.0f%%)", spread / 2);
     }
 
     private static String commands(CellResult c) {
