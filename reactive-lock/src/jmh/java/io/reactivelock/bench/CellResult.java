@@ -16,6 +16,7 @@ final class CellResult {
     long ops;
     long nanos;
     long cpuNanos;
+    double redisCpuSeconds;
     long allocatedBytes;
     long gcMillis;
     long jitMillis;
@@ -58,6 +59,11 @@ final class CellResult {
     /** Microseconds of this JVM's CPU time per operation. */
     double cpuMicrosPerOp() {
         return ops == 0 ? Double.NaN : cpuNanos / 1e3 / ops;
+    }
+
+    /** Microseconds of redis-server CPU time per operation. */
+    double redisCpuMicrosPerOp() {
+        return ops == 0 ? Double.NaN : redisCpuSeconds * 1e6 / ops;
     }
 
     double bytesPerOp() {

@@ -110,10 +110,12 @@ final class CellRunner {
             long jitBefore = JvmProbe.jitMillis();
             Map<Long, Long> allocBefore = JvmProbe.allocatedByThread();
             JvmProbe.resetPeakThreads();
+            double redisCpuBefore = redis.cpuSeconds();
             long cpuBefore = JvmProbe.processCpuNanos();
             long start = System.nanoTime();
             Threads.sleep(measureMillis);
             long cpuAfter = JvmProbe.processCpuNanos();
+            double redisCpuAfter = redis.cpuSeconds();
             long end = System.nanoTime();
             long opsAfter = ops.sum();
             long switchesAfter = switches.sum();
@@ -146,6 +148,7 @@ final class CellRunner {
             into.ops += opsAfter - opsBefore;
             into.nanos += end - start;
             into.cpuNanos += cpuAfter - cpuBefore;
+            into.redisCpuSeconds += redisCpuAfter - redisCpuBefore;
             into.allocatedBytes += JvmProbe.allocatedBetween(allocBefore, allocAfter);
             into.gcMillis += gcAfter - gcBefore;
             into.jitMillis += jitAfter - jitBefore;

@@ -49,6 +49,17 @@ final class RedisStats {
         return calls;
     }
 
+    /** CPU seconds the redis-server process has used (user + system), from {@code INFO cpu}. */
+    double cpuSeconds() {
+        double total = 0;
+        for (String line : redis.call("INFO", "cpu").split("\r?\n")) {
+            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+                total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return total;
+    }
+
     String info(String section, String field) {
         for (String line : redis.call("INFO", section).split("\r?\n")) {
             if (line.startsWith(field + ":")) {

@@ -66,7 +66,7 @@ final class Report {
                 .append(", ").append(jar(org.HdrHistogram.Histogram.class)).append('\n');
         md.append("- protocol: ").append(settings.describe())
                 .append("; contenders interleaved (the order reverses every round), each created fresh per round;"
-                        + " lease TTL 30 s everywhere; CPU is this JVM's process CPU time (redis-server runs apart);"
+                        + " lease TTL 30 s everywhere; CPU is this JVM's process CPU time, Redis CPU the redis-server's (INFO cpu);"
                         + " threads = peak live JVM threads during the measurement (")
                 .append(baselineThreads).append(" before any contender: JVM + harness)\n");
         md.append(String.format(Locale.ROOT, "- run time: %.0f s; load average at start %s, at end %s"
@@ -89,8 +89,8 @@ final class Report {
 
     private void uncontendedTable(StringBuilder md, Scenario scenario) {
         md.append("## ").append(scenario).append(": ").append(scenario.description).append("\n\n");
-        md.append("| contender | pairs/s | p50 µs | p99 µs | CPU µs/pair | alloc B/pair | Redis cmds/pair (round trips) | threads | errors |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| contender | pairs/s | p50 µs | p99 µs | CPU µs/pair | Redis CPU µs/pair | alloc B/pair | Redis cmds/pair (round trips) | threads | errors |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         CellResult redisson = cell(scenario, "redisson");
         CellResult raw = cell(scenario, "raw");
         for (String id : settings.contenders) {
@@ -100,6 +100,7 @@ final class Report {
                     .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 50), "%,.0f"))
                     .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 99), "%,.0f"))
                     .append(" | ").append(withRatios(c, redisson, raw, CellResult::cpuMicrosPerOp, "%,.1f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::redisCpuMicrosPerOp, "%,.1f"))
                     .append(" | ").append(withRatios(c, redisson, raw, CellResult::bytesPerOp, "%,.0f"))
                     .append(" | ").append(commands(c))
                     .append(" | ").append(c.peakThreads)
@@ -112,8 +113,8 @@ final class Report {
         md.append("## ").append(scenario).append(": ").append(scenario.description).append("\n\n");
         md.append("| contender | hand-offs/s | to another worker | wait p50 ms | wait p99 ms | wait max ms"
                 + " | acquisitions per worker | overlaps | Redis cmds/hand-off (round trips) | CPU µs/hand-off"
-                + " | alloc B/hand-off | threads | errors |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + " | Redis CPU µs/hand-off | alloc B/hand-off | threads | errors |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         CellResult redisson = cell(scenario, "redisson");
         for (String id : settings.contenders) {
             CellResult c = cell(scenario, id);
@@ -127,6 +128,7 @@ final class Report {
                     .append(" | ").append(c.overlaps == 0 ? "0" : "**" + c.overlaps + "**")
                     .append(" | ").append(commands(c)).append(ratio(c.commandsPerOp(), redisson == null ? Double.NaN : redisson.commandsPerOp(), "R"))
                     .append(" | ").append(withRatios(c, redisson, null, CellResult::cpuMicrosPerOp, "%,.1f"))
+                    .append(" | ").append(withRatios(c, redisson, null, CellResult::redisCpuMicrosPerOp, "%,.1f"))
                     .append(" | ").append(withRatios(c, redisson, null, CellResult::bytesPerOp, "%,.0f"))
                     .append(" | ").append(c.peakThreads)
                     .append(" | ").append(errors(c)).append(" |\n");
