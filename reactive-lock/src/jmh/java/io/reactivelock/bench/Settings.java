@@ -21,7 +21,7 @@ final class Settings {
     final Path out;
 
     Settings() {
-        jitWarmupMillis = millis("bench.jitWarmup", "2");
+        jitWarmupMillis = millis("bench.jitWarmup", "3");
         warmupMillis = millis("bench.warmup", "1");
         measureMillis = millis("bench.measure", "4");
         rounds = Integer.parseInt(prop("bench.rounds", "2"));
