@@ -1,0 +1,24 @@
+package io.reactivelock.examples;
+
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.integration.BlockHoundIntegration;
+
+/**
+ * Lets BlockHound accept the one lock Lettuce takes on its write path, and nothing else.
+ *
+ * <p>Lettuce 7's {@code io.lettuce.core.protocol.SharedLock} guards a connection's writer count
+ * with a {@code ReentrantLock} held for a few instructions, not for I/O; when two threads write
+ * at once one parks briefly, which BlockHound reports. The error then escapes from inside the
+ * lock and leaves the writer count wrong, so later writes on that connection hang
+ * (redis/lettuce#3804): the tests would fail for a reason that is not in this app. The same
+ * allowance as reactive-lock's own tests; neither the library's code nor this app's is allowed.
+ */
+public final class LettuceBlockHoundIntegration implements BlockHoundIntegration {
+
+    @Override
+    public void applyTo(BlockHound.Builder builder) {
+        builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters");
+        builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters");
+        builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "doExclusive");
+    }
+}
