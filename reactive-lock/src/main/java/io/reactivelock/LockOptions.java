@@ -29,6 +29,8 @@ public final class LockOptions {
     public static final Duration DEFAULT_MAX_LEASE_TIME = Duration.ofMinutes(10);
     /** Default time to wait for the reply to one Redis command. */
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+    /** Shortest waiter lease of a fair lock; see {@link #waiterLease()}. */
+    public static final Duration MIN_WAITER_LEASE = Duration.ofSeconds(1);
     /** Longest accepted key prefix. */
     public static final int MAX_KEY_PREFIX_LENGTH = 64;
 
@@ -125,10 +127,13 @@ public final class LockOptions {
 
     /**
      * The longest a waiter of a fair lock may go without calling Redis before it loses its place:
-     * five backoff steps at most, so a crashed waiter holds up the line for at most this long.
+     * five of the longest backoff steps, and at least one second so that a short pause (GC, a busy
+     * machine) does not cost a live waiter its place. A crashed waiter holds up the line for at
+     * most this long.
      */
     public Duration waiterLease() {
-        return maxBackoff.multipliedBy(5);
+        Duration fiveSteps = maxBackoff.multipliedBy(5);
+        return fiveSteps.compareTo(MIN_WAITER_LEASE) < 0 ? MIN_WAITER_LEASE : fiveSteps;
     }
 
     /**
@@ -254,7 +259,7 @@ public final class LockOptions {
         /**
          * Fair mode: waiters queue in Redis and get the lock in arrival order, across JVMs; a
          * release hands the lock straight to the first live waiter. A waiter that crashes loses its
-         * place within {@link LockOptions#waiterLease()} (5 x max backoff, 1 s by default); one
+         * place within {@link LockOptions#waiterLease()} (5 x max backoff, at least 1 s); one
          * that is cancelled leaves at once. Use one mode per lock name: a non-fair acquisition
          * ignores the line. Defaults to {@code false}.
          */

@@ -27,6 +27,15 @@ class LockOptionsTest {
     }
 
     @Test
+    void theWaiterLeaseIsFiveBackoffStepsButNeverUnderOneSecond() {
+        assertThat(LockOptions.defaults().waiterLease()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(50)).build().waiterLease())
+                .isEqualTo(Duration.ofSeconds(1));
+        assertThat(LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofSeconds(1)).build().waiterLease())
+                .isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
     void toBuilderKeepsEveryValue() {
         LockOptions o = LockOptions.builder().keyPrefix("app").acquireTimeout(Duration.ZERO)
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(2)).jitter(0).renewalInterval(Duration.ofSeconds(1))
