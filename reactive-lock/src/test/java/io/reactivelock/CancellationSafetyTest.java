@@ -8,10 +8,14 @@ import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Flux;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.test.util.RaceTestUtils;
 
 /**
  * Thousands of acquisitions cancelled at random moments (before the command is sent, while it
@@ -58,6 +62,24 @@ class CancellationSafetyTest {
             assertThat(bodiesRun).as("some bodies ran, so cancels also hit held locks").hasPositiveValue();
             assertThat(completed.get()).as("some cancels came too late, so they hit releases")
                     .isPositive().isLessThan(SUBSCRIPTIONS);
+        } finally {
+            lock.close();
+        }
+    }
+
+    @Test
+    void cancelRacingTheBodysCompletionReleasesExactlyOnceAndLeavesNoLock(RedisServer redis) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri());
+        try {
+            for (int i = 0; i < 200; i++) {
+                Sinks.Empty<Void> body = Sinks.empty();
+                Disposable running = lock.withLock("race", Duration.ofMinutes(1), body.asMono()).subscribe();
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2))
+                        .until(() -> "1".equals(redis.call("EXISTS", "lock:{race}")));
+                RaceTestUtils.race(running::dispose, body::tryEmitEmpty);
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).atMost(Duration.ofSeconds(5))
+                        .until(() -> "0".equals(redis.call("EXISTS", "lock:{race}")));
+            }
         } finally {
             lock.close();
         }
