@@ -78,7 +78,7 @@ class RedisStartupTest {
         String[] all = new String[args.length + 1];
         all[0] = "--server.port=0";
         System.arraycopy(args, 0, all, 1, args.length);
-        return new SpringApplicationBuilder(ExampleApplication.class).run(all);
+        return new SpringApplicationBuilder(ExampleApplication.class).main(ExampleApplication.class).run(all);
     }
 
     private static WebTestClient client(ConfigurableApplicationContext app) {

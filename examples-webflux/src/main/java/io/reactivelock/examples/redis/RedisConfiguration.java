@@ -5,14 +5,12 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveLock;
 import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.examples.ExampleProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Primary;
 
 /**
  * Wires the lock by hand: where Redis is, one Lettuce client, the {@link ReactiveRedisLock} and a
@@ -78,16 +76,6 @@ public class RedisConfiguration {
     @Bean(destroyMethod = "close")
     ReactiveRedisLock reactiveRedisLock(RedisClient client, LockOptions options) {
         return ReactiveRedisLock.create(client, options);
-    }
-
-    /**
-     * What the services use. See {@link AcquireOffEventLoop}: a workaround for a blocking call in
-     * the library, to remove (use the bean above directly) once the library is fixed.
-     */
-    @Bean
-    @Primary
-    ReactiveLock locks(ReactiveRedisLock lock) {
-        return new AcquireOffEventLoop(lock);
     }
 
     /** The app's own Redis commands (the report cache), on the shared client. */
