@@ -11,10 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -38,19 +40,31 @@ public final class EmbeddedRedisServer implements AutoCloseable {
 
     private static final String READY = "Ready to accept connections";
     private static final int START_ATTEMPTS = 5;
+    private static final Duration KILL_ON_EXIT_GRACE = Duration.ofSeconds(10);
 
     private final Process process;
     private final int port;
     private final Path directory;
     private final Thread killOnExit;
+    private final CountDownLatch closed = new CountDownLatch(1);
 
     private EmbeddedRedisServer(Process process, int port, Path directory) {
         this.process = process;
         this.port = port;
         this.directory = directory;
-        // A safety net for a JVM that exits without closing the app (System.exit during a hung
-        // shutdown, a test JVM killed by its runner): redis-server would outlive it otherwise.
-        this.killOnExit = new Thread(process::destroyForcibly, "embedded-redis-" + port + "-kill-on-exit");
+        // A safety net for a JVM that exits without closing this server (System.exit with a hung
+        // shutdown, a test runner giving up on its JVM): redis-server would outlive it. The hook
+        // first gives the app's own shutdown (running at the same time) the chance to close it in
+        // order, so that requests still in flight during a graceful shutdown keep their Redis.
+        this.killOnExit = new Thread(() -> {
+            try {
+                if (!closed.await(KILL_ON_EXIT_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+            }
+        }, "embedded-redis-" + port + "-kill-on-exit");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 
@@ -124,6 +138,7 @@ public final class EmbeddedRedisServer implements AutoCloseable {
             log.info("Stopped the embedded redis-server on 127.0.0.1:{} (pid {})", port, process.pid());
         }
         deleteRecursively(directory);
+        closed.countDown();
     }
 
     @Override
