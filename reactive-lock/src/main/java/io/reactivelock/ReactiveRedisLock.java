@@ -65,12 +65,12 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private final LockOptions options;
     private final LockKeys keys;
     private final ScriptExecutor scripts;
-    private final @Nullable ReleaseNotices notices;
+    private final @Nullable ReleaseNotices<Session> notices;
     private final Backoff backoff;
     private final Supplier<CompletionStage<?>> closeResources;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices,
+    private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Session> notices,
             Supplier<CompletionStage<?>> closeResources) {
         this.options = Objects.requireNonNull(options, "options");
         this.keys = new LockKeys(options.keyPrefix());
@@ -131,7 +131,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             commands.closeAsync();
             throw e;
         }
-        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices(pubSub),
+        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices<>(pubSub),
                 // The connections finish closing on the client's event loop; shutting the client down
                 // from there would block that loop (and can deadlock it), so hop off it first.
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
@@ -189,6 +189,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 : Mono.empty());
     }
 
+    /** How many acquisitions in this process wait for a release notice of lock {@code name}; for tests. */
+    int localWaiters(String name) {
+        return notices == null ? 0 : notices.waiters(LockKeys.releaseChannel(keys.lockKey(name)));
+    }
+
     /** Blocking {@link #closeAsync()}, for shutdown code. */
     @Override
     public void close() {
@@ -217,12 +222,15 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private final String token = Tokens.next();
         private final long ttlNanos;
         private final String ttlMillis;
+        private final String fenceRetention;
         private final Scheduler scheduler = options.scheduler();
         private final long startNanos = System.nanoTime();
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
         private final AtomicInteger attempts = new AtomicInteger();
         private volatile boolean everHeld;
-        private volatile ReleaseNotices.@Nullable Waiter waiter;
+        private volatile ReleaseNotices.@Nullable Waiter<Session> waiter;
+        /** The lease a releasing holder in this process handed straight to this acquisition. */
+        private volatile @Nullable LockLease handedLease;
         private volatile @Nullable Throwable lastError;
         private volatile @Nullable Throwable lastRenewError;
 
@@ -231,7 +239,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             this.ttlNanos = ttl.toNanos();
             this.ttlMillis = Long.toString(ttl.toMillis());
             this.channel = LockKeys.releaseChannel(lockKey);
-            String fenceRetention = Long.toString(ttl.plus(FENCE_RETENTION).toMillis());
+            this.fenceRetention = Long.toString(ttl.plus(FENCE_RETENTION).toMillis());
             String fenceKey = LockKeys.fenceKey(lockKey);
             this.lockKeys = new String[] {lockKey};
             if (options.fair()) {
@@ -268,10 +276,10 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                     .onErrorMap(this::acquisitionFailure);
         }
 
-        private ReleaseNotices.Waiter waiter(ReleaseNotices notices) {
-            ReleaseNotices.Waiter w = waiter;
+        private ReleaseNotices.Waiter<Session> waiter(ReleaseNotices<Session> notices) {
+            ReleaseNotices.Waiter<Session> w = waiter;
             if (w == null) {
-                w = notices.join(channel, token);
+                w = notices.join(channel, token, this);
                 waiter = w;
                 if (state.get() != ACQUIRING) {
                     w.leave(); // the acquisition ended while it was joining
@@ -281,13 +289,17 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         }
 
         private void stopWaiting() {
-            ReleaseNotices.Waiter w = waiter;
+            ReleaseNotices.Waiter<Session> w = waiter;
             if (w != null) {
                 w.leave();
             }
         }
 
         private Mono<LockLease> attempt() {
+            LockLease handed = handedLease;
+            if (handed != null) {
+                return Mono.just(handed);
+            }
             attempts.incrementAndGet();
             long sentAt = System.nanoTime();
             CompletableFuture<Long> reply = scripts
@@ -370,7 +382,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (!state.compareAndSet(HELD, DONE)) {
                 return Mono.empty();
             }
-            return releaseCommand().onErrorResume(e -> {
+            return handOffOrRelease().onErrorResume(e -> {
                 if (bodyError != null) {
                     bodyError.addSuppressed(e);
                 }
@@ -390,6 +402,66 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                     releaseInBackground("an abandoned acquisition");
                 }
             }
+        }
+
+        /**
+         * Hands the lock straight to the longest local waiter when there is one (non-fair mode),
+         * else releases it. A hand-off whose outcome is unknown falls back to an ordinary release:
+         * if the hand-off did happen, that release finds another token and changes nothing, and the
+         * woken waiter's own attempt finds its token already holding the lock.
+         */
+        private Mono<Void> handOffOrRelease() {
+            ReleaseNotices.Waiter<Session> next = options.fair() || notices == null
+                    ? null
+                    : notices.reserveLongestWaiting(channel);
+            if (next == null) {
+                return releaseCommand();
+            }
+            Session recipient = next.owner();
+            return Mono.defer(() -> {
+                long sentAt = System.nanoTime();
+                return command(LockScripts.HAND_OVER, acquireKeys, token, recipient.token,
+                                recipient.fenceRetention, recipient.ttlMillis)
+                        .doOnNext(fence -> {
+                            if (fence > 0) {
+                                recipient.receive(fence, sentAt);
+                            } else { // the lease was already gone: the waiter tries on its own
+                                next.unreserve();
+                                next.handOver();
+                            }
+                        })
+                        .then()
+                        .onErrorResume(e -> {
+                            recipient.releaseIfEnded("a hand-off whose outcome is unknown");
+                            next.unreserve();
+                            next.handOver();
+                            return releaseCommand();
+                        });
+            });
+        }
+
+        /** Takes the lock a local holder handed over; gives it back if this acquisition already ended. */
+        private void receive(long fence, long sentAt) {
+            handedLease = new LockLease(name, token, fence, sentAt + ttlNanos);
+            if (!releaseIfEnded("a hand-off that arrived after the acquisition ended")) {
+                ReleaseNotices.Waiter<Session> w = waiter;
+                if (w != null) {
+                    w.handOver();
+                }
+            }
+        }
+
+        /**
+         * Releases what a hand-off may have given this acquisition if it ended without running
+         * its body. An acquisition that ends later releases on its own: its release reaches Redis
+         * after the hand-off, on the same connection.
+         */
+        private boolean releaseIfEnded(String what) {
+            if (state.get() == DONE && !everHeld) {
+                releaseInBackground(what);
+                return true;
+            }
+            return false;
         }
 
         private void releaseInBackground(String what) {

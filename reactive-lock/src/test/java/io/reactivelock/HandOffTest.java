@@ -3,23 +3,31 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
-/** Waiters wake on release notices instead of sleeping out their backoff; fair mode serves them in order. */
+/**
+ * Waiters wake on release notices instead of sleeping out their backoff; in non-fair mode a holder
+ * hands the lock straight to the longest waiter of its own process; fair mode serves them in order.
+ */
 @WithRedis
 class HandOffTest {
 
@@ -171,5 +179,62 @@ class HandOffTest {
 
         await().untilAsserted(() -> assertThat(redis.call("PUBSUB", "CHANNELS", "*")).isNullOrEmpty());
         assertThat(redis.call("EXISTS", "lock:{a}", "lock:{a}:queue", "lock:{a}:waiters")).isEqualTo("0");
+    }
+
+    @Test
+    void aNonFairHolderHandsTheLockStraightToLocalWaitersInArrivalOrderOneScriptCallEach() {
+        // A 10-minute backoff step: no waiter polls, so every grant below comes from a hand-off.
+        ReactiveRedisLock lock = lock(false, Duration.ofMinutes(10));
+        Sinks.Empty<Void> holder = hold(lock);
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        List<Long> fences = new CopyOnWriteArrayList<>();
+        List<Mono<Integer>> waiters = new ArrayList<>();
+        for (int i = 1; i <= 5; i++) {
+            int id = i;
+            Mono<Integer> waiter = lock.withLock("a", TTL, lease -> Mono.fromRunnable(() -> {
+                order.add(id);
+                fences.add(lease.fencingToken());
+            }).thenReturn(id)).cache();
+            subscriptions.add(waiter.subscribe());
+            waiters.add(waiter);
+            await().until(() -> lock.localWaiters("a") == id);
+        }
+        long scriptsBefore = CommandStats.calls(redis, "evalsha");
+        long publishedBefore = CommandStats.calls(redis, "publish");
+
+        holder.tryEmitEmpty();
+        Mono.when(waiters).block(WAIT);
+
+        assertThat(order).containsExactly(1, 2, 3, 4, 5);
+        assertThat(fences).as("fencing tokens of the handed-over leases").isSorted().doesNotHaveDuplicates();
+        await().until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
+        assertThat(CommandStats.calls(redis, "evalsha") - scriptsBefore)
+                .as("five hand-offs and the last waiter's release, one script call each").isEqualTo(6);
+        assertThat(CommandStats.calls(redis, "publish") - publishedBefore)
+                .as("only the final release announces itself").isEqualTo(1);
+    }
+
+    @Test
+    void waitersOfAnotherProcessAreNotStarvedByLocalHandOffs() {
+        ReactiveRedisLock busy = lock(false, Duration.ofMillis(50));
+        ReactiveRedisLock other = lock(false, Duration.ofMillis(50));
+        AtomicBoolean otherGotIt = new AtomicBoolean();
+        AtomicInteger localGrants = new AtomicInteger();
+        // Four workers of one process keep the lock busy with local waiters at every release.
+        Mono<Void> workers = Flux.range(0, 4)
+                .flatMap(i -> lock(busy).repeat(() -> !otherGotIt.get()).doOnNext(x -> localGrants.incrementAndGet()))
+                .then()
+                .cache();
+        subscriptions.add(workers.subscribe());
+        await().until(() -> localGrants.get() >= 20);
+
+        StepVerifier.create(other.withLock("a", TTL, Mono.fromRunnable(() -> otherGotIt.set(true)).thenReturn("got it")))
+                .expectNext("got it")
+                .verifyComplete();
+        workers.block(WAIT);
+    }
+
+    private static Mono<Integer> lock(ReactiveRedisLock lock) {
+        return lock.withLock("a", TTL, Mono.just(1).publishOn(Schedulers.parallel()));
     }
 }

@@ -10,6 +10,7 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.internal.LockScripts;
+import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -116,7 +117,7 @@ class ReactiveRedisLockTest {
         redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
         StepVerifier.create(lock.withLock("a", TTL, Mono.just("mine")))
                 .expectSubscription()
-                .then(() -> await().until(() -> Long.parseLong(commandCalls("evalsha")) >= 2))
+                .then(() -> await().until(() -> CommandStats.calls(redis, "evalsha") >= 2))
                 .then(() -> redis.call("DEL", "lock:{a}"))
                 .expectNext("mine")
                 .verifyComplete();
@@ -175,11 +176,11 @@ class ReactiveRedisLockTest {
     void cancellingWhileWaitingLeavesTheOtherHoldersLockAlone() {
         redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
         Disposable waiting = lock.withLock("a", TTL, Mono.just("x")).subscribe();
-        await().until(() -> Long.parseLong(commandCalls("evalsha")) >= 2);
-        long callsAtCancel = Long.parseLong(commandCalls("evalsha"));
+        await().until(() -> CommandStats.calls(redis, "evalsha") >= 2);
+        long callsAtCancel = CommandStats.calls(redis, "evalsha");
         waiting.dispose();
         // The abandoned acquisition's release is a compare-and-delete: it must not touch the holder.
-        await().until(() -> Long.parseLong(commandCalls("evalsha")) > callsAtCancel);
+        await().until(() -> CommandStats.calls(redis, "evalsha") > callsAtCancel);
         assertThat(redis.call("GET", "lock:{a}")).isEqualTo("someone-else");
     }
 
@@ -361,15 +362,5 @@ class ReactiveRedisLockTest {
                 .expectNext(50)
                 .verifyComplete();
         assertThat(redis.call("EVAL", "return #redis.call('KEYS', 'lock:{*}')", "0")).isEqualTo("0");
-    }
-
-    private String commandCalls(String command) {
-        String stats = redis.call("INFO", "commandstats");
-        for (String line : stats.split("\r?\n")) {
-            if (line.startsWith("cmdstat_" + command + ":calls=")) {
-                return line.substring(("cmdstat_" + command + ":calls=").length()).split(",")[0];
-            }
-        }
-        return "0";
     }
 }

@@ -2,6 +2,7 @@ package io.reactivelock;
 
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -107,15 +108,6 @@ class VirtualTimeTest {
 
     /** Waits until Redis has run at least {@code n} of our scripts (acquire, renew, release). */
     private void awaitScriptCalls(int n) {
-        await().until(() -> scriptCalls() >= n);
-    }
-
-    private long scriptCalls() {
-        for (String line : redis.call("INFO", "commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:calls=")) {
-                return Long.parseLong(line.substring("cmdstat_evalsha:calls=".length()).split(",")[0]);
-            }
-        }
-        return 0;
+        await().until(() -> CommandStats.calls(redis, "evalsha") >= n);
     }
 }

@@ -38,17 +38,19 @@ final class Contenders {
 
     static final String OURS = "reactive-lock";
     static final String OURS_FAIR = "reactive-lock fair";
+    static final String OURS_POLL = "reactive-lock backoff only";
     static final String REDISSON = "Redisson RLockReactive";
     static final String SPRING_SPIN = "Spring RedisLockRegistry SPIN_LOCK";
     static final String SPRING_PUBSUB = "Spring RedisLockRegistry PUB_SUB_LOCK";
     static final String RAW = "raw floor (SET NX PX + EVALSHA del)";
 
     /** Short ids for -Dbench.contenders, in the order of the tables. */
-    static final Map<String, String> IDS = Map.of("ours", OURS, "redisson", REDISSON, "spring-spin", SPRING_SPIN,
-            "spring-pubsub", SPRING_PUBSUB, "raw", RAW, "ours-fair", OURS_FAIR);
+    static final Map<String, String> IDS = Map.of("ours", OURS, "ours-fair", OURS_FAIR, "ours-poll", OURS_POLL,
+            "redisson", REDISSON, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW);
 
-    /** What {@code -Dbench.contenders=all} runs; {@code ours-fair} (fair mode) only when named. */
-    static final List<String> ORDER = List.of("ours", "redisson", "spring-spin", "spring-pubsub", "raw");
+    /** What {@code -Dbench.contenders=all} runs, in this order. */
+    static final List<String> ORDER = List.of("ours", "ours-fair", "ours-poll", "redisson", "spring-spin",
+            "spring-pubsub", "raw");
 
     private Contenders() {}
 
@@ -56,6 +58,7 @@ final class Contenders {
         return switch (id) {
             case "ours" -> new Ours(OURS, uri, LockOptions.defaults());
             case "ours-fair" -> new Ours(OURS_FAIR, uri, LockOptions.builder().fair(true).build());
+            case "ours-poll" -> new OursPolling(uri);
             case "redisson" -> new RedissonLock(uri);
             case "spring-spin" -> new SpringLock(SPRING_SPIN, uri, RedisLockType.SPIN_LOCK);
             case "spring-pubsub" -> new SpringLock(SPRING_PUBSUB, uri, RedisLockType.PUB_SUB_LOCK);
@@ -87,6 +90,43 @@ final class Contenders {
         @Override
         public void close() {
             lock.close();
+        }
+    }
+
+    /**
+     * This library made from a plain connection: no release notices and no hand-off, so waiters
+     * poll with the default backoff. Shows what notices and hand-off are worth.
+     */
+    static final class OursPolling extends Contender {
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, String> connection;
+        private final ReactiveRedisLock lock;
+        private final Duration ttl = Duration.ofMillis(TTL_MILLIS);
+
+        OursPolling(RedisURI uri) {
+            super(OURS_POLL);
+            client = RedisClient.create(uri);
+            client.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            connection = client.connect(StringCodec.UTF8);
+            lock = ReactiveRedisLock.create(connection, LockOptions.defaults());
+        }
+
+        @Override
+        boolean blocking() {
+            return false;
+        }
+
+        @Override
+        Mono<Void> run(int worker, String key, Mono<Void> body) {
+            return lock.withLock(key, ttl, body);
+        }
+
+        @Override
+        public void close() {
+            lock.close();
+            connection.close();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(5));
         }
     }
 

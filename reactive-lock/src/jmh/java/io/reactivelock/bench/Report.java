@@ -207,6 +207,8 @@ final class Report {
         target(md, "U64 throughput >= 3x Redisson", u64, cell(Scenario.U64, "redisson"), CellResult::opsPerSecond, 3, true);
         target(md, "U1 p50 within 10% of raw floor", u1, cell(Scenario.U1, "raw"), x -> x.micros(x.latency, 50), 1.1, false);
         target(md, "C16 hand-offs/s >= 1.5x Redisson", c16, cell(Scenario.C16, "redisson"), CellResult::opsPerSecond, 1.5, true);
+        target(md, "C16 wait p99 <= Redisson's", c16, cell(Scenario.C16, "redisson"), x -> x.micros(x.wait, 99), 1, false);
+        target(md, "C16 fair hand-offs/s >= 0.7x non-fair", cell(Scenario.C16, "ours-fair"), c16, CellResult::opsPerSecond, 0.7, true);
         if (c16 != null) {
             double all = c16.commandsPerOp();
             double trips = c16.roundTripsPerOp();

@@ -7,6 +7,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -28,13 +29,23 @@ import reactor.util.Loggers;
  * <p>Notices are hints. Every wait also ends after its backoff step, so a notice lost to a
  * reconnect or a race costs at most one step, never correctness; Lettuce resubscribes the
  * channels after a reconnect.
+ *
+ * <p>A releasing holder may also {@linkplain #reserveLongestWaiting reserve} the local waiter that
+ * has waited longest and hand the lock straight to it. At most {@link #MAX_LOCAL_HAND_OFFS} such
+ * hand-offs follow each other on one channel; then one ordinary release gives waiters in other
+ * processes their chance, so they cannot starve behind local ones.
+ *
+ * @param <S> what each waiter stands for (the acquisition a hand-off is delivered to)
  */
-public final class ReleaseNotices {
+public final class ReleaseNotices<S> {
+
+    /** How many local hand-offs in a row a channel allows before an ordinary release. */
+    public static final int MAX_LOCAL_HAND_OFFS = 8;
 
     private static final Logger log = Loggers.getLogger(ReleaseNotices.class);
 
     private final StatefulRedisPubSubConnection<String, String> connection;
-    private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Channel<S>> channels = new ConcurrentHashMap<>();
 
     public ReleaseNotices(StatefulRedisPubSubConnection<String, String> connection) {
         this.connection = connection;
@@ -46,13 +57,16 @@ public final class ReleaseNotices {
         });
     }
 
-    /** Starts waiting on {@code channel} for the acquisition of {@code token}; {@link Waiter#leave()} ends it. */
-    public Waiter join(String channel, String token) {
-        Waiter waiter = new Waiter(channel, token);
+    /**
+     * Starts waiting on {@code channel} for the acquisition of {@code token}, made by {@code owner};
+     * {@link Waiter#leave()} ends it.
+     */
+    public Waiter<S> join(String channel, String token, S owner) {
+        Waiter<S> waiter = new Waiter<>(this, channel, token, owner);
         channels.compute(channel, (name, existing) -> {
-            Channel c = existing;
+            Channel<S> c = existing;
             if (c == null) {
-                c = new Channel();
+                c = new Channel<>();
                 connection.async().subscribe(name).exceptionally(e -> {
                     log.debug("Could not subscribe to {}; waiters fall back to polling", name, e);
                     return null;
@@ -64,50 +78,95 @@ public final class ReleaseNotices {
         return waiter;
     }
 
-    /** How many channels have local waiters; for tests and metrics. */
-    public int channelsWithWaiters() {
-        return channels.size();
+    /**
+     * Reserves the local waiter on {@code channel} that has waited longest and is not reserved yet,
+     * for a hand-off; returns null when there is none, or when this channel has had
+     * {@link #MAX_LOCAL_HAND_OFFS} local hand-offs in a row (the count then starts again).
+     */
+    public @Nullable Waiter<S> reserveLongestWaiting(String channel) {
+        Channel<S> c = channels.get(channel);
+        if (c == null) {
+            return null;
+        }
+        if (c.localHandOffs.incrementAndGet() > MAX_LOCAL_HAND_OFFS) {
+            c.localHandOffs.set(0);
+            return null;
+        }
+        for (Waiter<S> w : c.waiters) {
+            if (!w.left.get() && w.reserved.compareAndSet(false, true)) {
+                return w;
+            }
+        }
+        c.localHandOffs.set(0);
+        return null;
+    }
+
+    /** How many local waiters {@code channel} has. */
+    public int waiters(String channel) {
+        Channel<S> c = channels.get(channel);
+        return c == null ? 0 : c.waiters.size();
     }
 
     private void deliver(String channel, String message) {
-        Channel c = channels.get(channel);
+        Channel<S> c = channels.get(channel);
         if (c == null) {
             return;
         }
         if (message.isEmpty()) {
-            for (Waiter w : c.waiters) {
+            for (Waiter<S> w : c.waiters) {
                 if (w.wake()) {
                     return;
                 }
             }
             c.unclaimedNotice.set(true); // nobody asleep: the next waiter to sleep retries at once
         } else {
-            for (Waiter w : c.waiters) {
+            for (Waiter<S> w : c.waiters) {
                 if (w.token.equals(message)) {
-                    w.handedOver.set(true);
-                    w.wake();
+                    w.handOver();
                     return;
                 }
             }
         }
     }
 
-    private static final class Channel {
-        final Queue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+    private static final class Channel<S> {
+        final Queue<Waiter<S>> waiters = new ConcurrentLinkedQueue<>();
         final AtomicBoolean unclaimedNotice = new AtomicBoolean();
+        final AtomicInteger localHandOffs = new AtomicInteger();
     }
 
     /** One acquisition's membership of a channel. */
-    public final class Waiter {
+    public static final class Waiter<S> {
+        private final ReleaseNotices<S> notices;
         private final String channel;
         private final String token;
+        private final S owner;
         private final AtomicReference<Sinks.@Nullable Empty<Void>> asleep = new AtomicReference<>();
         private final AtomicBoolean handedOver = new AtomicBoolean();
+        private final AtomicBoolean reserved = new AtomicBoolean();
         private final AtomicBoolean left = new AtomicBoolean();
 
-        private Waiter(String channel, String token) {
+        private Waiter(ReleaseNotices<S> notices, String channel, String token, S owner) {
+            this.notices = notices;
             this.channel = channel;
             this.token = token;
+            this.owner = owner;
+        }
+
+        /** The acquisition this waiter stands for. */
+        public S owner() {
+            return owner;
+        }
+
+        /** Ends a {@linkplain #reserveLongestWaiting reservation}; another hand-off may reserve it again. */
+        public void unreserve() {
+            reserved.set(false);
+        }
+
+        /** Wakes this waiter for an immediate attempt, even if it is not asleep yet. */
+        public void handOver() {
+            handedOver.set(true);
+            wake();
         }
 
         /** Completes when a release is announced, or after {@code step} at the latest. */
@@ -115,7 +174,7 @@ public final class ReleaseNotices {
             return Mono.defer(() -> {
                 Sinks.Empty<Void> alarm = Sinks.empty();
                 asleep.set(alarm);
-                Channel c = channels.get(channel);
+                Channel<S> c = notices.channels.get(channel);
                 if (handedOver.getAndSet(false) || (c != null && c.unclaimedNotice.getAndSet(false))) {
                     asleep.compareAndSet(alarm, null);
                     return Mono.empty();
@@ -135,12 +194,12 @@ public final class ReleaseNotices {
             if (!left.compareAndSet(false, true)) {
                 return;
             }
-            channels.computeIfPresent(channel, (name, c) -> {
+            notices.channels.computeIfPresent(channel, (name, c) -> {
                 c.waiters.remove(this);
                 if (!c.waiters.isEmpty()) {
                     return c;
                 }
-                connection.async().unsubscribe(name);
+                notices.connection.async().unsubscribe(name);
                 return null;
             });
         }
