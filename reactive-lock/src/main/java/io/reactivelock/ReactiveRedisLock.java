@@ -17,6 +17,7 @@ import io.reactivelock.internal.ReleaseNotices;
 import io.reactivelock.internal.ScriptExecutor;
 import io.reactivelock.internal.Tokens;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -261,19 +262,34 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (options.acquireTimeout().isZero()) {
                 return once.onErrorMap(this::acquisitionFailure);
             }
-            return once.retryWhen(Retry.from(signals -> signals.concatMap(signal -> {
-                        Throwable failure = signal.failure();
-                        if (failure != Busy.INSTANCE && !RedisErrors.isTransient(failure)) {
-                            return Mono.error(failure);
-                        }
-                        Duration step = backoff.step(signal.totalRetriesInARow());
-                        Mono<?> pause = failure == Busy.INSTANCE && notices != null
-                                ? waiter(notices).sleep(step, scheduler)
-                                : Mono.delay(step, scheduler);
-                        return pause.thenReturn(signal);
-                    })))
+            Mono<LockLease> attempts = once.retryWhen(Retry.from(signals -> signals.concatMap(signal -> {
+                Throwable failure = signal.failure();
+                if (failure != Busy.INSTANCE && !RedisErrors.isTransient(failure)) {
+                    return Mono.error(failure);
+                }
+                if (failure != Busy.INSTANCE || notices == null) {
+                    return Mono.delay(backoff.step(signal.totalRetriesInARow()), scheduler).thenReturn(signal);
+                }
+                ReleaseNotices.Waiter<Session> w = waiter(notices);
+                // Once Redis confirmed the subscription, every release wakes a waiter here: polling
+                // only covers lost notices and expiries, so the longest step does.
+                Duration step = backoff.step(w.listening() ? Long.MAX_VALUE : signal.totalRetriesInARow());
+                return w.sleep(step, scheduler).thenReturn(signal);
+            })));
+            return Mono.defer(() -> queueBehindLocalWaiters()
+                            ? waiter(notices).sleep(backoff.step(0), scheduler).then(attempts)
+                            : attempts)
                     .timeout(options.acquireTimeout(), scheduler)
                     .onErrorMap(this::acquisitionFailure);
+        }
+
+        /**
+         * In non-fair mode a newcomer does not try ahead of this process's waiters on the lock: it
+         * queues behind them for a hand-off (or the first backoff step), which keeps local hand-offs
+         * in arrival order and spares an attempt that would find the lock busy.
+         */
+        private boolean queueBehindLocalWaiters() {
+            return notices != null && !options.fair() && notices.waiters(channel) > 0;
         }
 
         private ReleaseNotices.Waiter<Session> waiter(ReleaseNotices<Session> notices) {
@@ -398,35 +414,43 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         void finish() {
             if (state.compareAndSet(ACQUIRING, DONE)) {
                 stopWaiting();
-                if (attempts.get() > 0) {
+                if (attempts.get() > 0 || handedLease != null) {
                     releaseInBackground("an abandoned acquisition");
                 }
             }
         }
 
         /**
-         * Hands the lock straight to the longest local waiter when there is one (non-fair mode),
-         * else releases it. A hand-off whose outcome is unknown falls back to an ordinary release:
-         * if the hand-off did happen, that release finds another token and changes nothing, and the
-         * woken waiter's own attempt finds its token already holding the lock.
+         * Hands the lock straight to this process's longest waiter when there is one, else
+         * releases it. Non-fair, the waiter gets it at once ({@code HAND_OVER}); fair, the release
+         * names the waiter and hands it over directly if it is first in line in Redis (else the
+         * first in line gets it as usual). A hand-off whose outcome is unknown falls back to an
+         * ordinary release: if the hand-off did happen, that release finds another token and
+         * changes nothing, and the woken waiter's own attempt finds its token holding the lock.
          */
         private Mono<Void> handOffOrRelease() {
-            ReleaseNotices.Waiter<Session> next = options.fair() || notices == null
+            ReleaseNotices.Waiter<Session> next = notices == null
                     ? null
-                    : notices.reserveLongestWaiting(channel);
+                    : notices.reserveLongestWaiting(channel, !options.fair());
             if (next == null) {
                 return releaseCommand();
             }
             Session recipient = next.owner();
             return Mono.defer(() -> {
                 long sentAt = System.nanoTime();
-                return command(LockScripts.HAND_OVER, acquireKeys, token, recipient.token,
-                                recipient.fenceRetention, recipient.ttlMillis)
-                        .doOnNext(fence -> {
-                            if (fence > 0) {
-                                recipient.receive(fence, sentAt);
-                            } else { // the lease was already gone: the waiter tries on its own
-                                next.unreserve();
+                Mono<Long> handOff = options.fair()
+                        ? command(LockScripts.RELEASE_FAIR, releaseKeys, concat(releaseArgs, recipient.token,
+                                recipient.ttlMillis))
+                        : command(LockScripts.HAND_OVER, acquireKeys, token, recipient.token,
+                                recipient.fenceRetention, recipient.ttlMillis);
+                return handOff
+                        .doOnNext(result -> {
+                            if (options.fair() ? result > 1 : result > 0) {
+                                recipient.receive(result, sentAt);
+                                return;
+                            }
+                            next.unreserve();
+                            if (!options.fair()) { // the lease was already gone: the waiter tries on its own
                                 next.handOver();
                             }
                         })
@@ -438,6 +462,12 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                             return releaseCommand();
                         });
             });
+        }
+
+        private static String[] concat(String[] args, String... more) {
+            String[] all = Arrays.copyOf(args, args.length + more.length);
+            System.arraycopy(more, 0, all, args.length, more.length);
+            return all;
         }
 
         /** Takes the lock a local holder handed over; gives it back if this acquisition already ended. */

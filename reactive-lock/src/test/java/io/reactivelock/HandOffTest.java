@@ -98,9 +98,30 @@ class HandOffTest {
             waiters.add(waiter);
             await().until(() -> queued() == id);
         }
+        long publishedBefore = CommandStats.calls(redis, "publish");
         holder.tryEmitEmpty();
         Mono.when(waiters).block(WAIT);
         assertThat(order).containsExactly(1, 2, 3, 4, 5);
+        assertThat(CommandStats.calls(redis, "publish") - publishedBefore)
+                .as("each waiter was handed the lock in-process, without a notice").isZero();
+    }
+
+    @Test
+    void aFairInProcessHandOffNeverJumpsAheadOfAnotherProcessFirstInLine() {
+        ReactiveRedisLock here = lock(true, Duration.ofMillis(50));
+        ReactiveRedisLock elsewhere = lock(true, Duration.ofMillis(50));
+        Sinks.Empty<Void> holder = hold(here);
+        List<String> order = new CopyOnWriteArrayList<>();
+        Mono<String> first = elsewhere.withLock("a", TTL, Mono.fromRunnable(() -> order.add("elsewhere")).thenReturn("")).cache();
+        subscriptions.add(first.subscribe());
+        await().until(() -> queued() == 1);
+        Mono<String> second = here.withLock("a", TTL, Mono.fromRunnable(() -> order.add("here")).thenReturn("")).cache();
+        subscriptions.add(second.subscribe());
+        await().until(() -> queued() == 2);
+
+        holder.tryEmitEmpty();
+        Mono.when(first, second).block(WAIT);
+        assertThat(order).containsExactly("elsewhere", "here");
     }
 
     @Test

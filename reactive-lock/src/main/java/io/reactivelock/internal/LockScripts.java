@@ -128,11 +128,14 @@ public final class LockScripts {
 
     /**
      * Fair release, also used to leave the line. KEYS: lock, fence, queue, waiters. ARGV: token,
-     * release channel, fence retention ms, waiter lease ms. If the token holds the lock, hands it
-     * straight to the first live waiter (its token becomes the value, for one waiter lease until
-     * it claims it, and the fencing token moves on) and publishes that waiter's token; with no
-     * live waiter, deletes the lock. Otherwise removes the token from the line. Returns 1 if the
-     * lock was released or handed on, else 0.
+     * release channel, fence retention ms, waiter lease ms, and optionally a waiter in the
+     * releaser's process (token, ttl ms). If the token holds the lock, hands it straight to the
+     * first live waiter and moves the fencing token on. That waiter's token becomes the value:
+     * when it is the named waiter, for its ttl, and the fencing token is returned (the releaser
+     * delivers it in-process); else for one waiter lease until it claims the lock, and its token is
+     * published. With no live waiter, deletes the lock. Otherwise removes the token from the line.
+     * Returns the fencing token (far above 1) when handed to the named waiter, 1 if the lock was
+     * released or handed on otherwise, else 0.
      */
     public static final LuaScript RELEASE_FAIR = LuaScript.of("""
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -148,8 +151,10 @@ public final class LockScripts {
               local deadline = tonumber(redis.call('HGET', KEYS[4], nextToken))
               redis.call('HDEL', KEYS[4], nextToken)
               if deadline and deadline >= nowMs then
-                redis.call('SET', KEYS[1], nextToken, 'PX', ARGV[4])
+                local named = nextToken == ARGV[5]
+                redis.call('SET', KEYS[1], nextToken, 'PX', named and ARGV[6] or ARGV[4])
                 """ + NEXT_FENCE + """
+                if named then return fence end
                 redis.call('PUBLISH', ARGV[2], nextToken)
                 return 1
               end

@@ -66,11 +66,15 @@ public final class ReleaseNotices<S> {
         channels.compute(channel, (name, existing) -> {
             Channel<S> c = existing;
             if (c == null) {
-                c = new Channel<>();
-                connection.async().subscribe(name).exceptionally(e -> {
-                    log.debug("Could not subscribe to {}; waiters fall back to polling", name, e);
-                    return null;
+                Channel<S> created = new Channel<>();
+                connection.async().subscribe(name).whenComplete((ok, e) -> {
+                    if (e == null) {
+                        created.listening = true;
+                    } else {
+                        log.debug("Could not subscribe to {}; waiters fall back to polling", name, e);
+                    }
                 });
+                c = created;
             }
             c.waiters.add(waiter);
             return c;
@@ -80,15 +84,15 @@ public final class ReleaseNotices<S> {
 
     /**
      * Reserves the local waiter on {@code channel} that has waited longest and is not reserved yet,
-     * for a hand-off; returns null when there is none, or when this channel has had
-     * {@link #MAX_LOCAL_HAND_OFFS} local hand-offs in a row (the count then starts again).
+     * for a hand-off; returns null when there is none, or, if {@code limitRuns}, when this channel
+     * has had {@link #MAX_LOCAL_HAND_OFFS} local hand-offs in a row (the count then starts again).
      */
-    public @Nullable Waiter<S> reserveLongestWaiting(String channel) {
+    public @Nullable Waiter<S> reserveLongestWaiting(String channel, boolean limitRuns) {
         Channel<S> c = channels.get(channel);
         if (c == null) {
             return null;
         }
-        if (c.localHandOffs.incrementAndGet() > MAX_LOCAL_HAND_OFFS) {
+        if (limitRuns && c.localHandOffs.incrementAndGet() > MAX_LOCAL_HAND_OFFS) {
             c.localHandOffs.set(0);
             return null;
         }
@@ -133,6 +137,8 @@ public final class ReleaseNotices<S> {
         final Queue<Waiter<S>> waiters = new ConcurrentLinkedQueue<>();
         final AtomicBoolean unclaimedNotice = new AtomicBoolean();
         final AtomicInteger localHandOffs = new AtomicInteger();
+        /** Redis confirmed the subscription: from now on every release of this lock is announced here. */
+        volatile boolean listening;
     }
 
     /** One acquisition's membership of a channel. */
@@ -161,6 +167,15 @@ public final class ReleaseNotices<S> {
         /** Ends a {@linkplain #reserveLongestWaiting reservation}; another hand-off may reserve it again. */
         public void unreserve() {
             reserved.set(false);
+        }
+
+        /**
+         * Whether Redis confirmed the channel's subscription, so that releases wake this waiter
+         * and its backoff steps are only a fallback for lost notices.
+         */
+        public boolean listening() {
+            Channel<S> c = notices.channels.get(channel);
+            return c != null && c.listening;
         }
 
         /** Wakes this waiter for an immediate attempt, even if it is not asleep yet. */
