@@ -209,7 +209,10 @@ public final class LockOptions {
 
         /**
          * Exponential backoff between attempts on a busy lock, from {@code min} up to {@code max}
-         * (both positive, {@code min <= max}). Defaults to 5 ms and 200 ms.
+         * (both positive, {@code min <= max}). A waiter that listens for release notices (a lock
+         * created with a pub/sub connection) wakes on the notice, and once its subscription is
+         * confirmed it polls only every {@code max}, to cover a lost notice or an expired lease.
+         * Defaults to 5 ms and 200 ms.
          */
         public Builder backoff(Duration min, Duration max) {
             positive(min, "minBackoff");
@@ -258,10 +261,12 @@ public final class LockOptions {
 
         /**
          * Fair mode: waiters queue in Redis and get the lock in arrival order, across JVMs; a
-         * release hands the lock straight to the first live waiter. A waiter that crashes loses its
+         * release hands the lock straight to the first live waiter (in-process, without a notice,
+         * when that waiter is in the releaser's JVM). A waiter that crashes loses its
          * place within {@link LockOptions#waiterLease()} (5 x max backoff, at least 1 s); one
          * that is cancelled leaves at once. Use one mode per lock name: a non-fair acquisition
-         * ignores the line. Defaults to {@code false}.
+         * ignores the line. Defaults to {@code false}: waiters in one JVM still get the lock in
+         * arrival order by in-process hand-off, while waiters in other JVMs compete for it.
          */
         public Builder fair(boolean fair) {
             this.fair = fair;
