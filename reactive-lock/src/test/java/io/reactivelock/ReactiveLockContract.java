@@ -15,7 +15,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -115,6 +117,22 @@ abstract class ReactiveLockContract {
         running.dispose();
         body.assertWasCancelled();
         eventually().until(() -> !isLocked("a"));
+    }
+
+    @Test
+    void anAcquisitionCancelledAsItIsSubscribedLeavesNothingLocked() {
+        PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
+        lock().withLock("a", TTL, body.mono()).subscribe(new BaseSubscriber<>() {
+            @Override
+            protected void hookOnSubscribe(Subscription subscription) {
+                cancel();
+            }
+        });
+        // Nobody else is around: a later acquisition gets the lock within its acquire timeout, not after the TTL.
+        StepVerifier.create(lock().withLock("a", TTL, Mono.just("free")))
+                .expectNext("free")
+                .verifyComplete();
+        body.assertWasNotSubscribed();
     }
 
     @Test

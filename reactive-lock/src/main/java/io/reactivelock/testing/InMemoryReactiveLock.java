@@ -268,6 +268,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
                 boolean busy;
                 synchronized (store) {
                     sink = s;
+                    if (done) {
+                        return; // cancelled from onSubscribe, before this callback ran
+                    }
                     Slot slot = store.slots.computeIfAbsent(name, n -> new Slot());
                     busy = slot.holder != null;
                     if (!busy) {
