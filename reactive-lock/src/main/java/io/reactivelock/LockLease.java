@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.internal.Leases;
 import java.time.Duration;
 
 /**
@@ -16,6 +17,21 @@ public final class LockLease {
     private final String token;
     private final long fencingToken;
     private volatile long validUntilNanos;
+
+    static {
+        // Lock implementations outside this package (the in-memory test double) create and renew leases through it.
+        Leases.install(new Leases.Access() {
+            @Override
+            public LockLease create(String name, String token, long fencingToken, long validUntilNanos) {
+                return new LockLease(name, token, fencingToken, validUntilNanos);
+            }
+
+            @Override
+            public void extendTo(LockLease lease, long validUntilNanos) {
+                lease.extendTo(validUntilNanos);
+            }
+        });
+    }
 
     LockLease(String name, String token, long fencingToken, long validUntilNanos) {
         this.name = name;

@@ -25,6 +25,10 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
 
+/**
+ * What only the Redis lock shows: its keys, scripts, connections and Redis errors. The behaviour
+ * every implementation shares is in {@link ReactiveLockContract}.
+ */
 @WithRedis
 class ReactiveRedisLockTest {
 
@@ -51,31 +55,6 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void bodyValueIsEmittedAndTheLockReleasedBeforeIt() {
-        // held() is a blocking test helper: hop off the event loop to call it.
-        StepVerifier.create(lock.withLock("a", TTL,
-                        Mono.fromCallable(() -> held("a")).subscribeOn(Schedulers.boundedElastic())))
-                .expectNext(true)
-                .verifyComplete();
-        assertThat(held("a")).as("released after the body").isFalse();
-    }
-
-    @Test
-    void emptyBodyCompletesEmptyAndReleases() {
-        StepVerifier.create(lock.withLock("a", TTL, Mono.empty())).verifyComplete();
-        assertThat(held("a")).isFalse();
-    }
-
-    @Test
-    void bodyErrorIsPropagatedUnchangedAndTheLockReleased() {
-        IllegalStateException boom = new IllegalStateException("boom");
-        StepVerifier.create(lock.withLock("a", TTL, Mono.error(boom)))
-                .expectErrorSatisfies(e -> assertThat(e).isSameAs(boom).hasNoSuppressedExceptions())
-                .verify(WAIT);
-        assertThat(held("a")).isFalse();
-    }
-
-    @Test
     void nothingHappensUntilSubscription() {
         PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
         Mono<String> locked = lock.withLock("lazy", TTL, body.mono());
@@ -86,30 +65,11 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void eachSubscriptionIsANewAcquisitionWithItsOwnTokenAndAHigherFencingToken() {
-        Mono<LockLease> leaseOf = lock.withLock("a", TTL, Mono::just);
-        LockLease first = leaseOf.block(WAIT);
-        LockLease second = leaseOf.block(WAIT);
-        assertThat(second.token()).isNotEqualTo(first.token()).hasSize(32);
-        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
-    }
-
-    @Test
     void fencingTokensKeepIncreasingWhenTheFenceRecordIsGone() {
         long first = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
         redis.call("DEL", "lock:{a}:fence");
         long second = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
         assertThat(second).isGreaterThan(first);
-    }
-
-    @Test
-    void leaseReportsItsNameTokenAndRemainingTime() {
-        StepVerifier.create(lock.withLock("order:42", TTL, lease -> Mono.just(lease)))
-                .assertNext(lease -> {
-                    assertThat(lease.name()).isEqualTo("order:42");
-                    assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(TTL);
-                })
-                .verifyComplete();
     }
 
     @Test
@@ -148,31 +108,6 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void aZeroAcquireTimeoutTriesExactlyOnce() {
-        redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
-        ReactiveRedisLock once = ReactiveRedisLock.create(redis.uri(),
-                LockOptions.builder().acquireTimeout(Duration.ZERO).build());
-        try {
-            StepVerifier.create(once.withLock("a", TTL, Mono.just("x")))
-                    .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).attempts()).isEqualTo(1))
-                    .verify(WAIT);
-        } finally {
-            once.close();
-        }
-    }
-
-    @Test
-    void cancellingWhileTheBodyRunsCancelsTheBodyAndReleasesTheLock() {
-        PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        Disposable running = lock.withLock("a", TTL, body.mono()).subscribe();
-        await().until(() -> held("a"));
-        body.assertWasSubscribed();
-        running.dispose();
-        body.assertWasCancelled();
-        await().until(() -> !held("a"));
-    }
-
-    @Test
     void cancellingWhileWaitingLeavesTheOtherHoldersLockAlone() {
         redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
         Disposable waiting = lock.withLock("a", TTL, Mono.just("x")).subscribe();
@@ -182,19 +117,6 @@ class ReactiveRedisLockTest {
         // The abandoned acquisition's release is a compare-and-delete: it must not touch the holder.
         await().until(() -> CommandStats.calls(redis, "evalsha") > callsAtCancel);
         assertThat(redis.call("GET", "lock:{a}")).isEqualTo("someone-else");
-    }
-
-    @Test
-    void deletedLockKeyCancelsTheBodyWithLockLostException() {
-        PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(lock.withLock("a", Duration.ofMillis(300), body.mono()))
-                .expectSubscription()
-                .then(() -> await().until(() -> held("a")))
-                .then(() -> redis.call("DEL", "lock:{a}"))
-                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
-                        .hasMessageContaining("'a'"))
-                .verify(WAIT);
-        body.assertWasCancelled();
     }
 
     @Test
@@ -208,51 +130,6 @@ class ReactiveRedisLockTest {
                 .verify(WAIT);
         body.assertWasCancelled();
         assertThat(redis.call("GET", "lock:{a}")).as("the other holder's lock is untouched").isEqualTo("intruder");
-    }
-
-    @Test
-    void renewalKeepsTheLockWhileTheBodyOutlivesTheTtl() {
-        Duration ttl = Duration.ofMillis(300);
-        StepVerifier.create(lock.withLock("a", ttl, Mono.delay(Duration.ofMillis(1200))
-                        .publishOn(Schedulers.boundedElastic()).map(tick -> held("a"))))
-                .expectNext(true)
-                .verifyComplete();
-    }
-
-    @Test
-    void reachingTheMaximumLeaseTimeCancelsTheBodyAndReleases() {
-        ReactiveRedisLock capped = ReactiveRedisLock.create(redis.uri(),
-                LockOptions.builder().maxLeaseTime(Duration.ofMillis(700)).build());
-        PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        try {
-            StepVerifier.create(capped.withLock("a", Duration.ofMillis(200), body.mono()))
-                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LeaseTimeExceededException.class)
-                            .satisfies(x -> assertThat(((LeaseTimeExceededException) x).maxLeaseTime())
-                                    .isEqualTo(Duration.ofMillis(700))))
-                    .verify(WAIT);
-            body.assertWasCancelled();
-            assertThat(held("a")).isFalse();
-        } finally {
-            capped.close();
-        }
-    }
-
-    @Test
-    void aBodyFunctionReturningNullFailsWithNullPointerExceptionAndReleases() {
-        StepVerifier.create(lock.withLock("a", TTL, lease -> null))
-                .expectError(NullPointerException.class)
-                .verify(WAIT);
-        assertThat(held("a")).isFalse();
-    }
-
-    @Test
-    void aBodyThatThrowsInsteadOfReturningAMonoFailsAndReleases() {
-        StepVerifier.create(lock.withLock("a", TTL, lease -> {
-                    throw new IllegalStateException("thrown");
-                }))
-                .expectErrorMessage("thrown")
-                .verify(WAIT);
-        assertThat(held("a")).isFalse();
     }
 
     @Test

@@ -1,0 +1,25 @@
+package io.reactivelock;
+
+import io.reactivelock.testing.InMemoryReactiveLock;
+
+/** The {@link ReactiveLockContract} on the in-memory test double. */
+class InMemoryReactiveLockContractTest extends ReactiveLockContract {
+
+    /** Every lock of one test shares its store, as every client of one Redis does. */
+    private final InMemoryReactiveLock store = InMemoryReactiveLock.create();
+
+    @Override
+    ReactiveLock newLock(LockOptions options) {
+        return store.withOptions(options);
+    }
+
+    @Override
+    void expireLease(String name) {
+        store.expire(name);
+    }
+
+    @Override
+    boolean isLocked(String name) {
+        return store.isLocked(name);
+    }
+}
