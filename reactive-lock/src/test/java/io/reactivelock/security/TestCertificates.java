@@ -24,6 +24,8 @@ import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
+import org.bouncycastle.util.io.pem.PemGenerationException;
 import org.bouncycastle.operator.ContentSigner;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
@@ -85,9 +87,13 @@ final class TestCertificates {
         return writePem(file, certificate);
     }
 
-    /** Writes the private key as PEM to {@code file}; returns it. */
+    /** Writes the private key as PKCS#8 PEM to {@code file}; returns it. */
     Path writePrivateKey(Path file) {
-        return writePem(file, keys.getPrivate());
+        try {
+            return writePem(file, new JcaPKCS8Generator(keys.getPrivate(), null));
+        } catch (PemGenerationException e) {
+            throw new IllegalStateException("could not encode a test key", e);
+        }
     }
 
     private static Path writePem(Path file, Object object) {
