@@ -42,7 +42,8 @@ import reactor.test.StepVerifier;
 /**
  * The lock over {@code rediss://} with full certificate verification and username/password AUTH,
  * against a redis-server whose CA and certificate are made at test time. The server also keeps
- * its plain port, on which only the test itself talks (to create the user and read statistics).
+ * its plain port, on which only the test itself talks (to create the user and read statistics),
+ * and its default user requires a password, as in a locked-down deployment.
  */
 class TlsAndAuthTest {
 
@@ -71,7 +72,8 @@ class TlsAndAuthTest {
                     "--tls-cert-file", server.writeCertificate(certificates.resolve("server.crt")).toString(),
                     "--tls-key-file", server.writePrivateKey(certificates.resolve("server.key")).toString(),
                     "--tls-ca-cert-file", trustedCa.toString(),
-                    "--tls-auth-clients", "no");
+                    "--tls-auth-clients", "no",
+                    "--requirepass", "admin-password");
         } catch (IllegalStateException e) {
             // Only a build without TLS is skipped (its log says so); any other start failure fails the class.
             String why = String.valueOf(e.getMessage());
@@ -206,6 +208,19 @@ class TlsAndAuthTest {
                 .hasCauseInstanceOf(RedisCommandExecutionException.class)
                 .cause().hasMessageStartingWith("WRONGPASS");
         // One connection from the lock (then given up), one from connectionsReceived() itself.
+        assertThat(connectionsReceived() - before).isEqualTo(2);
+    }
+
+    @Test
+    void noCredentialsFailOnTheFirstConnectionWithNoauth() {
+        RedisURI anonymous = RedisURI.builder(RedisURI.create("rediss://127.0.0.1:" + tlsPort))
+                .withVerifyPeer(SslVerifyMode.FULL).build();
+        RedisClient client = client(anonymous, trustedCa);
+        long before = connectionsReceived();
+        assertThatThrownBy(() -> ReactiveRedisLock.create(client, LockOptions.defaults()))
+                .isInstanceOf(RedisConnectionException.class)
+                .hasCauseInstanceOf(RedisCommandExecutionException.class)
+                .cause().hasMessageStartingWith("NOAUTH");
         assertThat(connectionsReceived() - before).isEqualTo(2);
     }
 }
