@@ -69,7 +69,7 @@ class LeastPrivilegeTest {
                         Mono.fromCallable(() -> redis.call("GET", "lock:{order:42}")).subscribeOn(Schedulers.boundedElastic())
                                 .map(value -> value.equals(lease.token()))))
                 .expectNext(true)
-                .verifyComplete();
+                .expectComplete().verify(WAIT);
         assertThat(redis.call("EXISTS", "lock:{order:42}")).isEqualTo("0");
         assertThat(aclLog()).isEmpty();
     }
@@ -98,7 +98,7 @@ class LeastPrivilegeTest {
                         .until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:released")))
                 .then(holder::tryEmitEmpty)
                 .expectNextCount(3)
-                .verifyComplete();
+                .expectComplete().verify(WAIT);
         held.dispose();
         assertThat(order).hasSize(4).startsWith("holder");
         assertThat(aclLog()).isEmpty();
@@ -124,7 +124,7 @@ class LeastPrivilegeTest {
                             .map(tick -> "renewed");
                 }))
                 .expectNext("renewed")
-                .verifyComplete();
+                .expectComplete().verify(WAIT);
         assertThat(aclLog()).isEmpty();
     }
 

@@ -101,8 +101,8 @@ class PendingAcquisitionsBoundTest {
                 .then(() -> assertThat(redis.call("EXISTS", "lock:{b}", "lock:{b}:fence")).isEqualTo("0"))
                 .then(holder::tryEmitEmpty)
                 .expectNextCount(2)
-                .verifyComplete();
-        StepVerifier.create(lock.withLock("b", TTL, Mono.just("after"))).expectNext("after").verifyComplete();
+                .expectComplete().verify(WAIT);
+        StepVerifier.create(lock.withLock("b", TTL, Mono.just("after"))).expectNext("after").expectComplete().verify(WAIT);
     }
 
     @Test
@@ -137,7 +137,7 @@ class PendingAcquisitionsBoundTest {
                 .expectSubscription()
                 .then(holder::tryEmitEmpty)
                 .expectNext("next")
-                .verifyComplete();
+                .expectComplete().verify(WAIT);
     }
 
     @Test
@@ -159,7 +159,7 @@ class PendingAcquisitionsBoundTest {
         await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
         StepVerifier.create(lock.withLock("b", TTL, Mono.just("while a is held")))
                 .expectNext("while a is held")
-                .verifyComplete();
+                .expectComplete().verify(WAIT);
         body.tryEmitEmpty();
     }
 }

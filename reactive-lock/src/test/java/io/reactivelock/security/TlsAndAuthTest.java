@@ -172,7 +172,7 @@ class TlsAndAuthTest {
                                 .subscribeOn(Schedulers.boundedElastic())
                                 .map(holder -> holder.equals(lease.token()))))
                 .expectNext(true)
-                .verifyComplete();
+                .expectComplete().verify(Duration.ofSeconds(20));
         assertThat(redis.call("EXISTS", "lock:{order:42}")).isEqualTo("0");
         assertThat(redis.call("CLIENT", "LIST").lines().filter(client -> client.contains("user=" + LockUser.NAME)))
                 .as("the lock's two connections, on the TLS port")
