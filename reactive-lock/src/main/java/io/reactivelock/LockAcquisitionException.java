@@ -5,10 +5,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The lock could not be acquired: it stayed busy for the whole acquire timeout, or Redis failed
- * (the Redis error is the {@linkplain #getCause() cause}). The body never ran, and nothing of
+ * (the Redis error is the {@linkplain #getCause() cause}), or too many acquisitions were already
+ * waiting ({@link TooManyPendingAcquisitionsException}). The body never ran, and nothing of
  * this acquisition is left locked.
  */
-public final class LockAcquisitionException extends LockException {
+public sealed class LockAcquisitionException extends LockException permits TooManyPendingAcquisitionsException {
 
     private static final long serialVersionUID = 1L;
 
@@ -20,6 +21,12 @@ public final class LockAcquisitionException extends LockException {
         super(lockName, message(lockName, attempts, waited, cause), cause);
         this.attempts = attempts;
         this.waited = waited;
+    }
+
+    LockAcquisitionException(String lockName, String message) {
+        super(lockName, message, null);
+        this.attempts = 0;
+        this.waited = Duration.ZERO;
     }
 
     private static String message(String lockName, int attempts, Duration waited, @Nullable Throwable cause) {

@@ -33,6 +33,8 @@ public final class LockOptions {
     public static final Duration MIN_WAITER_LEASE = Duration.ofSeconds(1);
     /** Longest accepted key prefix. */
     public static final int MAX_KEY_PREFIX_LENGTH = 64;
+    /** Default bound on the acquisitions one lock instance keeps waiting at once. */
+    public static final int DEFAULT_MAX_PENDING_ACQUISITIONS = 10_000;
 
     private static final LockOptions DEFAULTS = builder().build();
 
@@ -46,6 +48,7 @@ public final class LockOptions {
     private final Duration commandTimeout;
     private final boolean fair;
     private final @Nullable Scheduler scheduler;
+    private final int maxPendingAcquisitions;
 
     private LockOptions(Builder b) {
         this.keyPrefix = b.keyPrefix;
@@ -58,6 +61,7 @@ public final class LockOptions {
         this.commandTimeout = b.commandTimeout;
         this.fair = b.fair;
         this.scheduler = b.scheduler;
+        this.maxPendingAcquisitions = b.maxPendingAcquisitions;
     }
 
     /** The default options; see each {@link Builder} method for its default. */
@@ -144,12 +148,18 @@ public final class LockOptions {
         return scheduler != null ? scheduler : Schedulers.parallel();
     }
 
+    /** Most acquisitions one lock instance keeps in progress at once; see {@link Builder#maxPendingAcquisitions(int)}. */
+    public int maxPendingAcquisitions() {
+        return maxPendingAcquisitions;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
                 + ", minBackoff=" + minBackoff + ", maxBackoff=" + maxBackoff + ", jitter=" + jitter
                 + ", renewalInterval=" + (renewalInterval == null ? "ttl/3" : renewalInterval)
-                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + ", fair=" + fair + "}";
+                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + ", fair=" + fair
+                + ", maxPendingAcquisitions=" + maxPendingAcquisitions + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -164,6 +174,7 @@ public final class LockOptions {
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
         private boolean fair;
         private @Nullable Scheduler scheduler;
+        private int maxPendingAcquisitions = DEFAULT_MAX_PENDING_ACQUISITIONS;
 
         private Builder() {}
 
@@ -178,6 +189,7 @@ public final class LockOptions {
             commandTimeout = o.commandTimeout;
             fair = o.fair;
             scheduler = o.scheduler;
+            maxPendingAcquisitions = o.maxPendingAcquisitions;
         }
 
         /**
@@ -279,6 +291,20 @@ public final class LockOptions {
          */
         public Builder scheduler(@Nullable Scheduler scheduler) {
             this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * Most acquisitions one lock instance keeps in progress (subscribed, not yet holding) at
+         * once, so that a burst of callers cannot pile up without limit. Past it, a new
+         * subscription fails at once with {@link TooManyPendingAcquisitionsException} and sends
+         * nothing to Redis. Positive. Defaults to 10,000.
+         */
+        public Builder maxPendingAcquisitions(int maxPendingAcquisitions) {
+            if (maxPendingAcquisitions < 1) {
+                throw new IllegalArgumentException("maxPendingAcquisitions must be positive, got " + maxPendingAcquisitions);
+            }
+            this.maxPendingAcquisitions = maxPendingAcquisitions;
             return this;
         }
 

@@ -70,6 +70,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private final Backoff backoff;
     private final Supplier<CompletionStage<?>> closeResources;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Sessions still ACQUIRING; bounded by {@link LockOptions#maxPendingAcquisitions()}. */
+    private final AtomicInteger pending = new AtomicInteger();
 
     private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Session> notices,
             Supplier<CompletionStage<?>> closeResources) {
@@ -172,7 +174,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (closed.get()) {
                 return Mono.error(new IllegalStateException("lock '" + name + "' requested after close()"));
             }
-            Session session = new Session(name, lockKey, ttl);
+            if (pending.incrementAndGet() > options.maxPendingAcquisitions()) {
+                pending.decrementAndGet();
+                return Mono.error(new TooManyPendingAcquisitionsException(name, options.maxPendingAcquisitions()));
+            }
+            Session session = new Session(name, lockKey, ttl); // gives the slot back when it leaves ACQUIRING
             return Mono.usingWhen(session.acquire(), lease -> session.run(lease, body),
                             lease -> session.release(null), (lease, error) -> session.release(error),
                             lease -> session.release(null))
@@ -349,6 +355,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (!state.compareAndSet(ACQUIRING, HELD)) {
                 return Mono.empty(); // the subscriber left while the grant was in flight; finish() released it
             }
+            pending.decrementAndGet();
             everHeld = true;
             stopWaiting();
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
@@ -413,6 +420,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
          */
         void finish() {
             if (state.compareAndSet(ACQUIRING, DONE)) {
+                pending.decrementAndGet();
                 stopWaiting();
                 if (attempts.get() > 0 || handedLease != null) {
                     releaseInBackground("an abandoned acquisition");

@@ -43,7 +43,9 @@ public final class ScaleCell {
         RedisClient statsClient = RedisClient.create(uri);
         StatefulRedisConnection<String, String> stats = statsClient.connect();
         ReactiveRedisLock lock = ReactiveRedisLock.create(uri,
-                LockOptions.builder().acquireTimeout(Duration.ofMinutes(5)).build());
+                LockOptions.builder().acquireTimeout(Duration.ofMinutes(5))
+                        // The cell measures what each waiter costs, so it lifts the default bound.
+                        .maxPendingAcquisitions(Math.max(1, waiters)).build());
 
         // Warm-up: the same code paths, small.
         Flux.range(0, 4000)

@@ -1,0 +1,148 @@
+package io.reactivelock.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLease;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+
+/**
+ * The lock works for a Redis user that has exactly {@link LockUser#RULES} and nothing more: no
+ * command of the lock or of Lettuce's connection set-up is refused ({@code ACL LOG} stays empty).
+ * A user without the key pattern is refused at once with {@code NOPERM}, not retried.
+ */
+@WithRedis
+class LeastPrivilegeTest {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    private RedisServer redis;
+    private final List<ReactiveRedisLock> locks = new ArrayList<>();
+
+    @BeforeEach
+    void setUp(RedisServer redis) {
+        this.redis = redis;
+        LockUser.create(redis);
+        redis.call("ACL", "LOG", "RESET");
+    }
+
+    @AfterEach
+    void tearDown() {
+        locks.forEach(ReactiveRedisLock::close);
+    }
+
+    private ReactiveRedisLock lockUser(LockOptions options) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(LockUser.uri(redis), options);
+        locks.add(lock);
+        return lock;
+    }
+
+    private List<Object> aclLog() {
+        return redis.callList("ACL", "LOG");
+    }
+
+    @Test
+    void theLockUserConnectsAcquiresAndReleasesWithoutAnyRefusal() {
+        ReactiveRedisLock lock = lockUser(LockOptions.defaults());
+        StepVerifier.create(lock.withLock("order:42", TTL, lease ->
+                        Mono.fromCallable(() -> redis.call("GET", "lock:{order:42}")).subscribeOn(Schedulers.boundedElastic())
+                                .map(value -> value.equals(lease.token()))))
+                .expectNext(true)
+                .expectComplete().verify(WAIT);
+        assertThat(redis.call("EXISTS", "lock:{order:42}")).isEqualTo("0");
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @ParameterizedTest(name = "fair={0}")
+    @ValueSource(booleans = {false, true})
+    void contendedLocksAreHandedOffThroughReleaseNoticesWithoutAnyRefusal(boolean fair) {
+        // A 10-minute backoff: the waiters can only get the lock in time through the pub/sub notices.
+        ReactiveRedisLock lock = lockUser(LockOptions.builder().fair(fair)
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        Sinks.Empty<Void> holder = Sinks.empty();
+        List<String> order = new CopyOnWriteArrayList<>();
+        var held = lock.withLock("a", TTL, holder.asMono().then(Mono.fromRunnable(() -> order.add("holder")))).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        List<Mono<String>> waiters = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String id = "waiter-" + i;
+            waiters.add(lock.withLock("a", TTL, Mono.fromCallable(() -> {
+                order.add(id);
+                return id;
+            }).publishOn(Schedulers.parallel())));
+        }
+        StepVerifier.create(Flux.merge(waiters))
+                .expectSubscription()
+                .then(() -> await().pollInterval(Duration.ofMillis(10))
+                        .until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:released")))
+                .then(holder::tryEmitEmpty)
+                .expectNextCount(3)
+                .expectComplete().verify(WAIT);
+        held.dispose();
+        assertThat(order).hasSize(4).startsWith("holder");
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void renewalWorksForTheLockUser() {
+        ReactiveRedisLock lock = lockUser(LockOptions.defaults());
+        AtomicInteger extensions = new AtomicInteger();
+        // The body ends once renewals (every second for a 3 s TTL) have extended the lease twice.
+        StepVerifier.create(lock.withLock("renewed", Duration.ofSeconds(3), (LockLease lease) -> {
+                    long[] last = {lease.validUntilNanos()};
+                    return Flux.interval(Duration.ofMillis(10))
+                            .filter(tick -> {
+                                long now = lease.validUntilNanos();
+                                if (now != last[0]) {
+                                    last[0] = now;
+                                    extensions.incrementAndGet();
+                                }
+                                return extensions.get() >= 2;
+                            })
+                            .next()
+                            .map(tick -> "renewed");
+                }))
+                .expectNext("renewed")
+                .expectComplete().verify(WAIT);
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void aUserWithoutTheKeyPatternGetsNopermAtOnceInsteadOfARetryLoop() {
+        String rules = LockUser.RULES.replace("~lock:*", "~other:*");
+        LockUser.create(redis, "no-keys", "no-keys-password", rules);
+        ReactiveRedisLock lock = ReactiveRedisLock.create(LockUser.uri(redis, "no-keys", "no-keys-password"),
+                LockOptions.builder().acquireTimeout(Duration.ofMinutes(5)).build());
+        locks.add(lock);
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just("never")))
+                .expectErrorSatisfies(e -> {
+                    assertThat(e).isInstanceOf(LockAcquisitionException.class)
+                            .hasCauseInstanceOf(RedisCommandExecutionException.class);
+                    assertThat(e.getCause().getMessage()).startsWith("NOPERM");
+                    assertThat(((LockAcquisitionException) e).attempts()).as("attempts").isEqualTo(1);
+                })
+                .verify(WAIT);
+        assertThat(redis.call("EXISTS", "lock:{a}")).isEqualTo("0");
+    }
+}
