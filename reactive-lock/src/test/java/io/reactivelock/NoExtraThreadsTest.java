@@ -27,7 +27,7 @@ class NoExtraThreadsTest {
                     .flatMap(i -> lock.withLock("t" + (i % 4), Duration.ofMillis(150), Mono.delay(Duration.ofMillis(i % 3))))
                     .then()
                     .block(Duration.ofSeconds(30));
-            lock.withLock("renewed", Duration.ofMillis(150), Mono.delay(Duration.ofMillis(200))).block(Duration.ofSeconds(5));
+            lock.withLock("renewed", Duration.ofSeconds(1), Mono.delay(Duration.ofMillis(1200))).block(Duration.ofSeconds(5));
             lock.withLock("cancelled", Duration.ofSeconds(5), Mono.never()).take(Duration.ofMillis(50)).block(Duration.ofSeconds(5));
         } finally {
             lock.close();
