@@ -69,6 +69,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private final Backoff backoff;
     private final Supplier<CompletionStage<?>> closeResources;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicInteger activeLeases = new AtomicInteger();
 
     private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices,
             Supplier<CompletionStage<?>> closeResources) {
@@ -154,6 +155,14 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         Objects.requireNonNull(connection, "connection");
         return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()), null,
                 () -> CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * How many leases this lock is keeping alive right now: bodies running with their renewal
+     * watchdog. For metrics and tests; zero once every {@code withLock} has ended.
+     */
+    public int activeLeases() {
+        return activeLeases.get();
     }
 
     /** The options this lock was created with. */
@@ -335,7 +344,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                     .concatMap(tick -> renew(lease, every), 1);
             Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
                     .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap).then(Mono.never());
+            return Flux.merge(renewals, cap).then(Mono.<T>never())
+                    .doOnSubscribe(s -> activeLeases.incrementAndGet())
+                    .doFinally(signal -> activeLeases.decrementAndGet());
         }
 
         private Mono<Void> renew(LockLease lease, Duration every) {
