@@ -376,9 +376,17 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             });
         }
 
-        /** Releases once, for the path that leaves HELD; never fails, never replaces the body's outcome. */
+        /**
+         * Releases once, for the path that leaves HELD; never fails, never replaces the body's outcome.
+         * After a lost lease the release is sent without waiting for it.
+         */
         Mono<Void> release(@Nullable Throwable bodyError) {
             if (!state.compareAndSet(HELD, DONE)) {
+                return Mono.empty();
+            }
+            if (bodyError instanceof LockLostException) {
+                // The lease is gone: the caller is told now, not after retries against a Redis that failed us.
+                releaseInBackground("losing its lease");
                 return Mono.empty();
             }
             return releaseCommand().onErrorResume(e -> {
