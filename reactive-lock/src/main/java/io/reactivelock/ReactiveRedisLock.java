@@ -393,7 +393,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 if (bodyError != null) {
                     bodyError.addSuppressed(e);
                 }
-                log.warn("Could not release lock '{}'; it expires by its TTL", name, e);
+                log.warn("Could not release lock '{}' yet; retrying in the background", name, e);
+                releaseInBackground("a failed release");
                 return Mono.empty();
             });
         }
@@ -411,9 +412,18 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             }
         }
 
+        /**
+         * Releases without anyone waiting, retrying transient failures (a reconnect can take longer
+         * than the awaited release's few retries) until the lock would have expired anyway.
+         */
         private void releaseInBackground(String what) {
-            releaseCommand().subscribe(null, e -> log.warn("Could not release lock '{}' after {}; it expires by its TTL",
-                    name, what, e));
+            LuaScript script = options.fair() ? LockScripts.RELEASE_FAIR : LockScripts.RELEASE;
+            Mono.defer(() -> command(script, releaseKeys, releaseArgs))
+                    .retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff()).maxBackoff(options.maxBackoff())
+                            .scheduler(scheduler).filter(RedisErrors::isTransient))
+                    .timeout(Duration.ofNanos(ttlNanos), scheduler)
+                    .subscribe(null, e -> log.warn("Could not release lock '{}' after {}; it expires by its TTL",
+                            name, what, e));
         }
 
         private Mono<Void> releaseCommand() {
