@@ -11,6 +11,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -100,7 +101,7 @@ public final class TcpProxy implements AutoCloseable {
 
     /** Closes every open connection on both sides, discarding whatever was held or in flight. */
     public void cutConnections() {
-        for (Link link : links) {
+        for (Link link : List.copyOf(links)) { // not those a reconnecting client opens meanwhile
             link.close();
         }
     }
