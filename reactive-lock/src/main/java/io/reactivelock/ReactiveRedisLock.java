@@ -114,7 +114,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     /**
      * Opens the two connections this lock needs (commands, and pub/sub for release notices) from
      * the caller's client, which must have a default {@link RedisURI}. The lock owns and closes
-     * the connections, not the client. Connecting blocks: call it at start-up.
+     * the connections, not the client. Connecting blocks: call it at start-up. Give the client
+     * {@code DisconnectedBehavior.REJECT_COMMANDS}, as {@link #create(RedisURI, LockOptions)} does, so that
+     * attempts fail fast during an outage instead of being buffered and replayed on reconnect.
      */
     public static ReactiveRedisLock create(RedisClient client, LockOptions options) {
         Objects.requireNonNull(client, "client");
@@ -142,6 +144,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     /**
      * Uses the caller's connection, which it never closes. Without a pub/sub connection waiters
      * poll with backoff only; prefer {@link #create(RedisClient, LockOptions)} under contention.
+     * The connection's client should reject commands while disconnected, as for that factory.
      */
     public static ReactiveRedisLock create(StatefulRedisConnection<String, String> connection, LockOptions options) {
         Objects.requireNonNull(connection, "connection");
