@@ -72,6 +72,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Sessions still ACQUIRING; bounded by {@link LockOptions#maxPendingAcquisitions()}. */
     private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicInteger activeLeases = new AtomicInteger();
 
     private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Session> notices,
             Supplier<CompletionStage<?>> closeResources) {
@@ -116,7 +117,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     /**
      * Opens the two connections this lock needs (commands, and pub/sub for release notices) from
      * the caller's client, which must have a default {@link RedisURI}. The lock owns and closes
-     * the connections, not the client. Connecting blocks: call it at start-up.
+     * the connections, not the client. Connecting blocks: call it at start-up. Give the client
+     * {@code DisconnectedBehavior.REJECT_COMMANDS}, as {@link #create(RedisURI, LockOptions)} does, so that
+     * attempts fail fast during an outage instead of being buffered and replayed on reconnect.
      */
     public static ReactiveRedisLock create(RedisClient client, LockOptions options) {
         Objects.requireNonNull(client, "client");
@@ -144,6 +147,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     /**
      * Uses the caller's connection, which it never closes. Without a pub/sub connection waiters
      * poll with backoff only; prefer {@link #create(RedisClient, LockOptions)} under contention.
+     * The connection's client should reject commands while disconnected, as for that factory.
      */
     public static ReactiveRedisLock create(StatefulRedisConnection<String, String> connection, LockOptions options) {
         Objects.requireNonNull(connection, "connection");
@@ -157,6 +161,14 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         Objects.requireNonNull(connection, "connection");
         return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()), null,
                 () -> CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * How many leases this lock is keeping alive right now: bodies running with their renewal
+     * watchdog. For metrics and tests; zero once every {@code withLock} has ended.
+     */
+    public int activeLeases() {
+        return activeLeases.get();
     }
 
     /** The options this lock was created with. */
@@ -370,7 +382,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                     .concatMap(tick -> renew(lease, every), 1);
             Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
                     .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap).then(Mono.never());
+            return Flux.merge(renewals, cap).then(Mono.<T>never())
+                    .doOnSubscribe(s -> activeLeases.incrementAndGet())
+                    .doFinally(signal -> activeLeases.decrementAndGet());
         }
 
         private Mono<Void> renew(LockLease lease, Duration every) {
@@ -400,16 +414,25 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             });
         }
 
-        /** Releases once, for the path that leaves HELD; never fails, never replaces the body's outcome. */
+        /**
+         * Releases once, for the path that leaves HELD; never fails, never replaces the body's outcome.
+         * After a lost lease the release is sent without waiting for it.
+         */
         Mono<Void> release(@Nullable Throwable bodyError) {
             if (!state.compareAndSet(HELD, DONE)) {
+                return Mono.empty();
+            }
+            if (bodyError instanceof LockLostException) {
+                // The lease is gone: the caller is told now, not after retries against a Redis that failed us.
+                releaseInBackground("losing its lease");
                 return Mono.empty();
             }
             return handOffOrRelease().onErrorResume(e -> {
                 if (bodyError != null) {
                     bodyError.addSuppressed(e);
                 }
-                log.warn("Could not release lock '{}'; it expires by its TTL", name, e);
+                log.warn("Could not release lock '{}' yet; retrying in the background", name, e);
+                releaseInBackground("a failed release");
                 return Mono.empty();
             });
         }
@@ -502,9 +525,18 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             return false;
         }
 
+        /**
+         * Releases without anyone waiting, retrying transient failures (a reconnect can take longer
+         * than the awaited release's few retries) until the lock would have expired anyway.
+         */
         private void releaseInBackground(String what) {
-            releaseCommand().subscribe(null, e -> log.warn("Could not release lock '{}' after {}; it expires by its TTL",
-                    name, what, e));
+            LuaScript script = options.fair() ? LockScripts.RELEASE_FAIR : LockScripts.RELEASE;
+            Mono.defer(() -> command(script, releaseKeys, releaseArgs))
+                    .retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff()).maxBackoff(options.maxBackoff())
+                            .scheduler(scheduler).filter(RedisErrors::isTransient))
+                    .timeout(Duration.ofNanos(ttlNanos), scheduler)
+                    .subscribe(null, e -> log.warn("Could not release lock '{}' after {}; it expires by its TTL",
+                            name, what, e));
         }
 
         private Mono<Void> releaseCommand() {

@@ -1,0 +1,66 @@
+package io.reactivelock.faults;
+
+import static io.reactivelock.faults.Faults.report;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Fault 9: 10,000 {@code withLock} subscriptions, 64 in flight, cancelled at random points (while
+ * acquiring, in the body, while releasing). Within a second of the storm no lock key is left and
+ * no renewal is running ({@link ReactiveRedisLock#activeLeases()}); the TTL is a minute, so that
+ * is release, not expiry. Renewals run every 20 ms, so cancelled bodies really had watchdogs.
+ * {@code CancellationSafetyTest} covers the fair mode and the cancel-versus-completion race.
+ */
+@WithRedis
+class CancelStormTest {
+
+    private static final int SUBSCRIPTIONS = 10_000;
+    private static final int IN_FLIGHT = 64;
+
+    @Test
+    void aCancelStormLeavesNoLockAndNoRenewalRunningWithinASecond(RedisServer redis) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
+        AtomicInteger mostLeasesAtOnce = new AtomicInteger();
+        try {
+            long start = System.nanoTime();
+            Flux.range(0, SUBSCRIPTIONS)
+                    .flatMap(i -> {
+                        ThreadLocalRandom random = ThreadLocalRandom.current();
+                        Mono<String> body = Mono.delay(Duration.ofMillis(random.nextInt(60)))
+                                .doOnSubscribe(s -> mostLeasesAtOnce.accumulateAndGet(lock.activeLeases(), Math::max))
+                                .thenReturn("done");
+                        return lock.withLock("storm:" + random.nextInt(32), Duration.ofMinutes(1), body)
+                                .take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 80_000_000)))
+                                .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
+                    }, IN_FLIGHT)
+                    .then()
+                    .block(Duration.ofMinutes(2));
+            long stormEnded = System.nanoTime();
+
+            await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+                    .untilAsserted(() -> {
+                        assertThat(lock.activeLeases()).as("renewals running").isZero();
+                        assertThat(Faults.lockKeys(redis)).as("lock keys left").isZero();
+                    });
+            report("fault 9 cancel storm", SUBSCRIPTIONS + " subscriptions in "
+                    + Duration.ofNanos(stormEnded - start).toMillis() + " ms; clean (no key, no renewal) "
+                    + Faults.millisSince(stormEnded) + " ms after; most leases at once " + mostLeasesAtOnce.get());
+            assertThat(mostLeasesAtOnce.get()).as("bodies with watchdogs were running").isPositive();
+        } finally {
+            lock.close();
+        }
+    }
+}
