@@ -46,6 +46,7 @@ public final class LockOptions {
     private final Duration commandTimeout;
     private final boolean fair;
     private final @Nullable Scheduler scheduler;
+    private final LockListener listener;
 
     private LockOptions(Builder b) {
         this.keyPrefix = b.keyPrefix;
@@ -58,6 +59,7 @@ public final class LockOptions {
         this.commandTimeout = b.commandTimeout;
         this.fair = b.fair;
         this.scheduler = b.scheduler;
+        this.listener = b.listener;
     }
 
     /** The default options; see each {@link Builder} method for its default. */
@@ -144,6 +146,11 @@ public final class LockOptions {
         return scheduler != null ? scheduler : Schedulers.parallel();
     }
 
+    /** Who hears about acquisitions, renewals, losses and releases; {@link LockListener#NONE} by default. */
+    public LockListener listener() {
+        return listener;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
@@ -164,6 +171,7 @@ public final class LockOptions {
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
         private boolean fair;
         private @Nullable Scheduler scheduler;
+        private LockListener listener = LockListener.NONE;
 
         private Builder() {}
 
@@ -178,6 +186,7 @@ public final class LockOptions {
             commandTimeout = o.commandTimeout;
             fair = o.fair;
             scheduler = o.scheduler;
+            listener = o.listener;
         }
 
         /**
@@ -274,6 +283,15 @@ public final class LockOptions {
          */
         public Builder scheduler(@Nullable Scheduler scheduler) {
             this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * Listener of lock events, for metrics such as
+         * {@code io.reactivelock.micrometer.LockMetrics}. Defaults to {@link LockListener#NONE}.
+         */
+        public Builder listener(LockListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
