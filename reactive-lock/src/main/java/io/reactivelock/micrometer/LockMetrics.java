@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@value #RENEWALS} (counter): lease renewals.
  *   <li>{@value #LOST} (counter): leases lost while held, tagged {@code cause}: {@code lost} (expired
  *       or taken, or Redis unreachable until it ran out) or {@code max-lease-time}.
- *   <li>{@value #HELD_NOW} (gauge): locks held now through this lock.
+ *   <li>{@value #HOLDERS} (gauge): locks held now through this lock.
  * </ul>
  *
  * <p>With {@code tagLockNames} the timers and counters also carry a {@code lock} tag with the lock
@@ -46,7 +46,7 @@ public final class LockMetrics implements LockListener {
     /** Counter of leases lost while held, by cause. */
     public static final String LOST = "reactive.lock.lost";
     /** Gauge of the locks held now. */
-    public static final String HELD_NOW = "reactive.lock.active";
+    public static final String HOLDERS = "reactive.lock.holders";
 
     private static final String INVALID_NAME = "(invalid)";
 
@@ -62,7 +62,7 @@ public final class LockMetrics implements LockListener {
     public LockMetrics(MeterRegistry registry, boolean tagLockNames) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.tagLockNames = tagLockNames;
-        Gauge.builder(HELD_NOW, held, AtomicInteger::get)
+        Gauge.builder(HOLDERS, held, AtomicInteger::get)
                 .description("Locks held now")
                 .strongReference(true)
                 .register(registry);

@@ -7,11 +7,14 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
 import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -59,7 +62,7 @@ class LockMetricsTest {
     }
 
     private double active() {
-        return registry.get(LockMetrics.HELD_NOW).gauge().value();
+        return registry.get(LockMetrics.HOLDERS).gauge().value();
     }
 
     @Test
@@ -145,6 +148,19 @@ class LockMetricsTest {
         assertThat(registry.get(LockMetrics.HELD).timer().count()).isEqualTo(1);
         assertThat(registry.get(LockMetrics.ACQUIRE).timers()).singleElement()
                 .satisfies(t -> assertThat(t.getId().getTag("outcome")).isEqualTo("acquired"));
+    }
+
+    @Test
+    void theMetricsAndTheMetersOfTheObservationLiveInOneRegistry() {
+        ObservationRegistry observations = ObservationRegistry.create();
+        observations.observationConfig().observationHandler(new DefaultMeterObservationHandler(registry));
+        ReactiveLock observed = new ObservedReactiveLock(lock, observations);
+
+        StepVerifier.create(observed.withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete();
+
+        assertThat(acquires("acquired")).isEqualTo(1);
+        assertThat(registry.get(ObservedReactiveLock.NAME).tag("outcome", "success").timer().count()).isEqualTo(1);
+        assertThat(active()).isZero();
     }
 
     @Test
