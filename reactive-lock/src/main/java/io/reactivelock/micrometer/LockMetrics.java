@@ -34,6 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>With {@code tagLockNames} the timers and counters also carry a {@code lock} tag with the lock
  * name; only for a small, fixed set of names, since every name makes new time series.
+ *
+ * <p>Use one instance per registry, shared by the locks that report to it: the gauge counts the
+ * holders seen by the instance that registered it first.
  */
 public final class LockMetrics implements LockListener {
 

@@ -11,9 +11,11 @@ import io.reactivelock.ReactiveLock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 
 /**
  * A {@link ReactiveLock} that wraps each {@code withLock} of another in a Micrometer
@@ -67,22 +69,24 @@ public final class ObservedReactiveLock implements ReactiveLock {
                     .parentObservation(parent)
                     .highCardinalityKeyValue("lock", name)
                     .start();
+            // Stopped before the outcome reaches the subscriber (doFinally would stop it after).
+            AtomicBoolean stopped = new AtomicBoolean();
+            Consumer<String> stop = outcome -> {
+                if (stopped.compareAndSet(false, true)) {
+                    observation.lowCardinalityKeyValue("outcome", outcome);
+                    observation.stop();
+                }
+            };
             return locked
                     .doOnError(observation::error)
-                    .doFinally(signal -> {
-                        observation.lowCardinalityKeyValue("outcome", outcome(signal, observation));
-                        observation.stop();
-                    })
+                    .doOnTerminate(() -> stop.accept(outcome(observation.getContext().getError())))
+                    .doOnCancel(() -> stop.accept("cancelled"))
                     .contextWrite(c -> c.put(ObservationThreadLocalAccessor.KEY, observation)
                             .put(StartNanos.class, new StartNanos(System.nanoTime())));
         });
     }
 
-    private static String outcome(SignalType signal, Observation observation) {
-        if (signal == SignalType.CANCEL) {
-            return "cancelled";
-        }
-        Throwable error = observation.getContext().getError();
+    private static String outcome(@Nullable Throwable error) {
         if (error == null) {
             return "success";
         }

@@ -36,13 +36,14 @@ class LockMetricsTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final MeterRegistry registry = new SimpleMeterRegistry();
+    private final LockMetrics metrics = new LockMetrics(registry, false);
     private RedisServer redis;
     private ReactiveRedisLock lock;
 
     @BeforeEach
     void setUp(RedisServer redis) {
         this.redis = redis;
-        lock = lock(false, b -> b);
+        lock = lock(b -> b);
     }
 
     @AfterEach
@@ -50,10 +51,10 @@ class LockMetricsTest {
         lock.close();
     }
 
-    private ReactiveRedisLock lock(boolean tagLockNames, UnaryOperator<LockOptions.Builder> options) {
-        return ReactiveRedisLock.create(redis.uri(), options.apply(LockOptions.builder()
-                .acquireTimeout(Duration.ZERO)
-                .listener(new LockMetrics(registry, tagLockNames))).build());
+    /** A lock on the test's Redis that reports to {@link #metrics}, trying once by default. */
+    private ReactiveRedisLock lock(UnaryOperator<LockOptions.Builder> options) {
+        return ReactiveRedisLock.create(redis.uri(),
+                options.apply(LockOptions.builder().acquireTimeout(Duration.ZERO).listener(metrics)).build());
     }
 
     private long acquires(String outcome) {
@@ -119,7 +120,7 @@ class LockMetricsTest {
                 })
                 .expectError(LockLostException.class)
                 .verify(WAIT);
-        try (ReactiveRedisLock capped = lock(false, b -> b.maxLeaseTime(Duration.ofSeconds(1)))) {
+        try (ReactiveRedisLock capped = lock(b -> b.maxLeaseTime(Duration.ofSeconds(1)))) {
             StepVerifier.create(capped.withLock("b", Duration.ofSeconds(1), never))
                     .expectError(LeaseTimeExceededException.class)
                     .verify(WAIT);
@@ -132,7 +133,7 @@ class LockMetricsTest {
 
     @Test
     void cancellingWhileHeldCountsAsReleasedAndWhileWaitingAsNeitherSuccessNorFailure() {
-        try (ReactiveRedisLock waiting = lock(false, b -> b.acquireTimeout(WAIT))) {
+        try (ReactiveRedisLock waiting = lock(b -> b.acquireTimeout(WAIT))) {
             Sinks.Empty<Void> finish = Sinks.empty();
             StepVerifier.create(lock.withLock("a", TTL, finish.asMono()))
                     .then(() -> await().pollInterval(Duration.ofMillis(5)).until(() -> active() == 1))
@@ -168,14 +169,16 @@ class LockMetricsTest {
         StepVerifier.create(lock.withLock("untagged", TTL, Mono.just(1))).expectNext(1).verifyComplete();
         assertThat(registry.getMeters()).extracting(Meter::getId).allSatisfy(id -> assertThat(id.getTag("lock")).isNull());
 
-        try (ReactiveRedisLock tagging = lock(true, b -> b)) {
+        MeterRegistry tagged = new SimpleMeterRegistry();
+        try (ReactiveRedisLock tagging = ReactiveRedisLock.create(redis.uri(),
+                LockOptions.builder().listener(new LockMetrics(tagged, true)).build())) {
             StepVerifier.create(tagging.withLock("sale:42", TTL, Mono.just(1))).expectNext(1).verifyComplete();
             assertThatThrownBy(() -> tagging.withLock("x".repeat(600), TTL, Mono.just(1)))
                     .isInstanceOf(IllegalArgumentException.class);
         }
-        assertThat(registry.get(LockMetrics.ACQUIRE).tags("lock", "sale:42", "outcome", "acquired").timer().count()).isEqualTo(1);
-        assertThat(registry.get(LockMetrics.HELD).tag("lock", "sale:42").timer().count()).isEqualTo(1);
-        assertThat(registry.get(LockMetrics.ACQUIRE).tag("outcome", "invalid-argument").timer().getId().getTag("lock"))
+        assertThat(tagged.get(LockMetrics.ACQUIRE).tags("lock", "sale:42", "outcome", "acquired").timer().count()).isEqualTo(1);
+        assertThat(tagged.get(LockMetrics.HELD).tag("lock", "sale:42").timer().count()).isEqualTo(1);
+        assertThat(tagged.get(LockMetrics.ACQUIRE).tag("outcome", "invalid-argument").timer().getId().getTag("lock"))
                 .as("a rejected name is not a tag value").isEqualTo("(invalid)");
     }
 }

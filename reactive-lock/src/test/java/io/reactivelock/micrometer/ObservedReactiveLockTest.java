@@ -36,6 +36,7 @@ class ObservedReactiveLockTest {
 
     private final TestObservationRegistry registry = TestObservationRegistry.create();
     private final List<String> events = new CopyOnWriteArrayList<>();
+    private final List<String> stops = new CopyOnWriteArrayList<>();
     private ReactiveRedisLock redisLock;
     private ReactiveLock lock;
 
@@ -45,6 +46,11 @@ class ObservedReactiveLockTest {
             @Override
             public void onEvent(Observation.Event event, Observation.Context context) {
                 events.add(event.getName() + ": " + event.getContextualName());
+            }
+
+            @Override
+            public void onStop(Observation.Context context) {
+                stops.add(context.getName());
             }
 
             @Override
@@ -75,6 +81,13 @@ class ObservedReactiveLockTest {
                 .doesNotHaveError();
         assertThat(events).singleElement().asString()
                 .matches(ObservedReactiveLock.ACQUIRED_EVENT + ": waited \\d+ ms for lock sale:42");
+    }
+
+    @Test
+    void theObservationIsStoppedBeforeTheCallerSeesTheOutcome() {
+        Mono<Boolean> stoppedWhenDone = lock.withLock("a", TTL, Mono.just(1))
+                .then(Mono.fromCallable(() -> stops.size() == 1));
+        StepVerifier.create(stoppedWhenDone).expectNext(true).verifyComplete();
     }
 
     @Test
