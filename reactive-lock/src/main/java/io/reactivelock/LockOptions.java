@@ -49,6 +49,7 @@ public final class LockOptions {
     private final boolean fair;
     private final @Nullable Scheduler scheduler;
     private final int maxPendingAcquisitions;
+    private final LockListener listener;
 
     private LockOptions(Builder b) {
         this.keyPrefix = b.keyPrefix;
@@ -62,6 +63,7 @@ public final class LockOptions {
         this.fair = b.fair;
         this.scheduler = b.scheduler;
         this.maxPendingAcquisitions = b.maxPendingAcquisitions;
+        this.listener = b.listener;
     }
 
     /** The default options; see each {@link Builder} method for its default. */
@@ -153,6 +155,11 @@ public final class LockOptions {
         return maxPendingAcquisitions;
     }
 
+    /** Who hears about acquisitions, renewals, losses and releases; {@link LockListener#NONE} by default. */
+    public LockListener listener() {
+        return listener;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
@@ -175,6 +182,7 @@ public final class LockOptions {
         private boolean fair;
         private @Nullable Scheduler scheduler;
         private int maxPendingAcquisitions = DEFAULT_MAX_PENDING_ACQUISITIONS;
+        private LockListener listener = LockListener.NONE;
 
         private Builder() {}
 
@@ -190,6 +198,7 @@ public final class LockOptions {
             fair = o.fair;
             scheduler = o.scheduler;
             maxPendingAcquisitions = o.maxPendingAcquisitions;
+            listener = o.listener;
         }
 
         /**
@@ -305,6 +314,15 @@ public final class LockOptions {
                 throw new IllegalArgumentException("maxPendingAcquisitions must be positive, got " + maxPendingAcquisitions);
             }
             this.maxPendingAcquisitions = maxPendingAcquisitions;
+            return this;
+        }
+
+        /**
+         * Listener of lock events, for metrics such as
+         * {@code io.reactivelock.micrometer.LockMetrics}. Defaults to {@link LockListener#NONE}.
+         */
+        public Builder listener(LockListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

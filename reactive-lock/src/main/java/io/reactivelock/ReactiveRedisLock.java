@@ -14,6 +14,7 @@ import io.reactivelock.internal.LockScripts;
 import io.reactivelock.internal.LuaScript;
 import io.reactivelock.internal.RedisErrors;
 import io.reactivelock.internal.ReleaseNotices;
+import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.ScriptExecutor;
 import io.reactivelock.internal.Tokens;
 import java.time.Duration;
@@ -68,6 +69,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private final ScriptExecutor scripts;
     private final @Nullable ReleaseNotices<Session> notices;
     private final Backoff backoff;
+    private final LockListener listener;
     private final Supplier<CompletionStage<?>> closeResources;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Sessions still ACQUIRING; bounded by {@link LockOptions#maxPendingAcquisitions()}. */
@@ -81,6 +83,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         this.scripts = scripts;
         this.notices = notices;
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.listener = SafeLockListener.of(options.listener());
         this.closeResources = closeResources;
         Tokens.seed();
     }
@@ -178,13 +181,20 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
 
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        Arguments.checkName(name);
-        Arguments.checkTtl(ttl, options);
-        Objects.requireNonNull(body, "body");
+        try {
+            Arguments.checkName(name);
+            Arguments.checkTtl(ttl, options);
+            Objects.requireNonNull(body, "body");
+        } catch (RuntimeException e) {
+            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
+            throw e;
+        }
         String lockKey = keys.lockKey(name);
         return Mono.defer(() -> {
             if (closed.get()) {
-                return Mono.error(new IllegalStateException("lock '" + name + "' requested after close()"));
+                IllegalStateException error = new IllegalStateException("lock '" + name + "' requested after close()");
+                listener.acquireFailed(name, error, Duration.ZERO);
+                return Mono.error(error);
             }
             if (pending.incrementAndGet() > options.maxPendingAcquisitions()) {
                 pending.decrementAndGet();
@@ -247,6 +257,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
         private final AtomicInteger attempts = new AtomicInteger();
         private volatile boolean everHeld;
+        private volatile long heldSinceNanos;
         private volatile ReleaseNotices.@Nullable Waiter<Session> waiter;
         /** The lease a releasing holder in this process handed straight to this acquisition. */
         private volatile @Nullable LockLease handedLease;
@@ -359,8 +370,10 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             Throwable cause = error == Busy.INSTANCE || error instanceof TimeoutException
                     ? lastError
                     : ScriptExecutor.unwrap(error);
-            return new LockAcquisitionException(name, attempts.get(),
-                    Duration.ofNanos(System.nanoTime() - startNanos), cause);
+            Duration waited = Duration.ofNanos(System.nanoTime() - startNanos);
+            LockAcquisitionException failure = new LockAcquisitionException(name, attempts.get(), waited, cause);
+            listener.acquireFailed(name, failure, waited);
+            return failure;
         }
 
         <T> Mono<T> run(LockLease lease, Function<? super LockLease, ? extends Mono<T>> body) {
@@ -369,6 +382,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             }
             pending.decrementAndGet();
             everHeld = true;
+            heldSinceNanos = System.nanoTime();
+            listener.acquired(name, Duration.ofNanos(heldSinceNanos - startNanos));
             stopWaiting();
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
             return Mono.firstWithSignal(work, watchdog(lease));
@@ -382,7 +397,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                     .concatMap(tick -> renew(lease, every), 1);
             Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
                     .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap).then(Mono.<T>never())
+            return Flux.merge(renewals, cap)
+                    .doOnError(LockException.class, error -> listener.lost(name, error))
+                    .then(Mono.<T>never())
                     .doOnSubscribe(s -> activeLeases.incrementAndGet())
                     .doFinally(signal -> activeLeases.decrementAndGet());
         }
@@ -393,6 +410,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 return command(LockScripts.RENEW, lockKeys, token, ttlMillis).flatMap(renewed -> {
                     if (renewed == 1) {
                         lease.extendTo(sentAt + ttlNanos);
+                        listener.renewed(name);
                         return Mono.empty();
                     }
                     return Mono.error(new LockLostException(name, "it expired or another holder took it", null));
@@ -422,6 +440,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (!state.compareAndSet(HELD, DONE)) {
                 return Mono.empty();
             }
+            listener.released(name, Duration.ofNanos(System.nanoTime() - heldSinceNanos));
             if (bodyError instanceof LockLostException) {
                 // The lease is gone: the caller is told now, not after retries against a Redis that failed us.
                 releaseInBackground("losing its lease");

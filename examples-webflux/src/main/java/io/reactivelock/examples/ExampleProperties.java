@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * lives, with a comment).
  *
  * @param redis where Redis is
- * @param lock the lock's options, shared by every lock name
+ * @param lock the example's use of the lock
  * @param sale the flash sale
  * @param reports the cached reports
  */
@@ -25,18 +25,14 @@ public record ExampleProperties(Redis redis, Lock lock, Sale sale, Reports repor
     }
 
     /**
+     * The lock's own options (key prefix, acquire timeout, backoff, fair mode, ...) are the
+     * library's {@code reactive-lock.*} properties; these are the example's.
+     *
      * @param enabled false runs purchases and report computations WITHOUT the lock; it exists only
      *     for the negative-control test, which shows what goes wrong then
-     * @param fair true: waiters get a busy lock in arrival order (a Redis-side queue)
-     * @param keyPrefix prefix of the lock's Redis keys
-     * @param acquireTimeout how long a request waits for a busy lock before it gets a 503
-     * @param minBackoff first pause between two attempts on a busy lock
-     * @param maxBackoff largest pause between two attempts on a busy lock
-     * @param maxLeaseTime longest time one request may hold a lock, renewals included
      * @param retryAfter the {@code Retry-After} sent with a 503 for a busy or lost lock
      */
-    public record Lock(boolean enabled, boolean fair, String keyPrefix, Duration acquireTimeout, Duration minBackoff,
-            Duration maxBackoff, Duration maxLeaseTime, Duration retryAfter) {}
+    public record Lock(boolean enabled, Duration retryAfter) {}
 
     /**
      * @param lockTtl how long the lock of a SKU outlives a holder that crashed

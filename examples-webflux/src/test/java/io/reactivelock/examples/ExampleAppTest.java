@@ -17,6 +17,6 @@ import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTest
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
-@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "example.lock.acquire-timeout=60s")
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "reactive-lock.acquire-timeout=60s")
 @AutoConfigureWebTestClient
 public @interface ExampleAppTest {}

@@ -21,7 +21,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /** How the lock's own failures reach HTTP clients: 503 with Retry-After. A short acquire timeout here. */
-@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "example.lock.acquire-timeout=200ms")
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "reactive-lock.acquire-timeout=200ms")
 @AutoConfigureWebTestClient
 @Import(LockErrorsTest.LoseLockController.class)
 class LockErrorsTest {

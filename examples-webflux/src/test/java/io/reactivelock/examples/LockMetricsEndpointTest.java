@@ -1,0 +1,65 @@
+package io.reactivelock.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.HttpStatus;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** What an operator sees at {@code /actuator/metrics} once buyers have used the lock. */
+@ExampleAppTest
+class LockMetricsEndpointTest {
+
+    @Autowired
+    WebTestClient web;
+
+    @Test
+    @DisplayName("after a purchase /actuator/metrics shows one more wait for the lock, one more hold and one more observation")
+    void aPurchaseShowsInTheLockTimers() {
+        double waitsBefore = count("reactive.lock.acquire?tag=outcome:acquired");
+        double holdsBefore = count("reactive.lock.held");
+        double observedBefore = count("reactive.lock?tag=outcome:success");
+
+        String sku = new Sales(web).newSku(1);
+        web.post().uri("/skus/{sku}/purchase", sku).exchange().expectStatus().isCreated();
+
+        assertThat(count("reactive.lock.acquire?tag=outcome:acquired")).isEqualTo(waitsBefore + 1);
+        assertThat(count("reactive.lock.held")).isEqualTo(holdsBefore + 1);
+        assertThat(count("reactive.lock?tag=outcome:success")).isEqualTo(observedBefore + 1);
+        Metric acquire = metric("reactive.lock.acquire");
+        assertThat(acquire.measurements()).extracting(Measurement::statistic).contains("COUNT", "TOTAL_TIME", "MAX");
+        assertThat(acquire.availableTags()).extracting(Tag::tag).containsExactly("outcome");
+        assertThat(metric("reactive.lock.holders").measurements()).singleElement()
+                .satisfies(m -> assertThat(m.value()).as("no lock held once the purchase answered").isZero());
+    }
+
+    /** The COUNT of a timer, 0 when it was never recorded (the endpoint then answers 404). */
+    private double count(String metricAndTags) {
+        var exchange = web.get().uri("/actuator/metrics/" + metricAndTags).exchange();
+        var result = exchange.expectBody(Metric.class).returnResult();
+        if (result.getStatus() == HttpStatus.NOT_FOUND) {
+            return 0;
+        }
+        assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
+        return result.getResponseBody().measurements().stream()
+                .filter(m -> m.statistic().equals("COUNT")).findFirst().orElseThrow().value();
+    }
+
+    private Metric metric(String name) {
+        return web.get().uri("/actuator/metrics/" + name).exchange()
+                .expectStatus().isOk()
+                .expectBody(Metric.class).returnResult().getResponseBody();
+    }
+
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record Metric(String name, List<Measurement> measurements, List<Tag> availableTags) {}
+
+    record Measurement(String statistic, double value) {}
+
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record Tag(String tag, List<String> values) {}
+}

@@ -1,0 +1,48 @@
+package io.reactivelock;
+
+import java.time.Duration;
+
+/**
+ * Hears what happens to the locks of one {@link ReactiveRedisLock}, for metrics and logs: set it
+ * with {@link LockOptions.Builder#listener(LockListener)}. Every method does nothing by default.
+ *
+ * <p>Methods are called on whichever thread the event happens (a Lettuce event loop, the lock's
+ * scheduler, the caller's thread for bad arguments), so they must be quick, must not block and
+ * should not throw: an exception they throw is logged and otherwise ignored.
+ *
+ * <p>For each acquisition exactly one of {@link #acquired} and {@link #acquireFailed} is called,
+ * unless it is cancelled first; each {@code acquired} is followed by one {@link #released}, which
+ * comes after {@link #lost} when the lease was lost.
+ */
+public interface LockListener {
+
+    /** A listener that ignores everything: the default. */
+    LockListener NONE = new LockListener() {};
+
+    /** The lock is held and the body is about to run, {@code waited} after the subscription. */
+    default void acquired(String name, Duration waited) {}
+
+    /**
+     * An acquisition failed: {@code error} is a {@link LockAcquisitionException} (busy for the whole
+     * acquire timeout when it has no cause, a Redis failure otherwise), an
+     * {@link IllegalArgumentException} or {@link NullPointerException} for arguments that
+     * {@code withLock} rejected (then {@code name} is the rejected name, possibly {@code "null"}
+     * or of any length), or an {@link IllegalStateException} after the lock was closed.
+     */
+    default void acquireFailed(String name, Throwable error, Duration waited) {}
+
+    /** The lease was renewed. */
+    default void renewed(String name) {}
+
+    /**
+     * The holder lost the lock before its body finished: a {@link LockLostException} or a
+     * {@link LeaseTimeExceededException}. The body is being cancelled.
+     */
+    default void lost(String name, LockException error) {}
+
+    /**
+     * The holder let go, {@code held} after it acquired: the body finished, failed or was
+     * cancelled, or the lease was lost. The release command may still be in flight.
+     */
+    default void released(String name, Duration held) {}
+}

@@ -1,0 +1,131 @@
+package io.reactivelock.micrometer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.reactivelock.LeaseTimeExceededException;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockException;
+import io.reactivelock.LockListener;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Micrometer meters of a {@link io.reactivelock.ReactiveRedisLock}, fed as its listener:
+ *
+ * <pre>{@code
+ * LockOptions options = LockOptions.builder().listener(new LockMetrics(meterRegistry, false)).build();
+ * }</pre>
+ *
+ * <ul>
+ *   <li>{@value #ACQUIRE} (timer): time from subscription to holding the lock or giving up, tagged
+ *       {@code outcome}: {@code acquired}, {@code busy} (still busy at the acquire timeout),
+ *       {@code redis-error}, {@code invalid-argument} or {@code closed}. Its count per outcome
+ *       counts acquisitions and failures by cause.
+ *   <li>{@value #HELD} (timer): how long each holder kept the lock.
+ *   <li>{@value #RENEWALS} (counter): lease renewals.
+ *   <li>{@value #LOST} (counter): leases lost while held, tagged {@code cause}: {@code lost} (expired
+ *       or taken, or Redis unreachable until it ran out) or {@code max-lease-time}.
+ *   <li>{@value #HOLDERS} (gauge): locks held now through this lock.
+ * </ul>
+ *
+ * <p>With {@code tagLockNames} the timers and counters also carry a {@code lock} tag with the lock
+ * name; only for a small, fixed set of names, since every name makes new time series.
+ *
+ * <p>Use one instance per registry, shared by the locks that report to it: the gauge counts the
+ * holders seen by the instance that registered it first.
+ */
+public final class LockMetrics implements LockListener {
+
+    /** Timer of the wait for the lock, by outcome. */
+    public static final String ACQUIRE = "reactive.lock.acquire";
+    /** Timer of the time each lock was held. */
+    public static final String HELD = "reactive.lock.held";
+    /** Counter of lease renewals. */
+    public static final String RENEWALS = "reactive.lock.renewals";
+    /** Counter of leases lost while held, by cause. */
+    public static final String LOST = "reactive.lock.lost";
+    /** Gauge of the locks held now. */
+    public static final String HOLDERS = "reactive.lock.holders";
+
+    private static final String INVALID_NAME = "(invalid)";
+
+    private final MeterRegistry registry;
+    private final boolean tagLockNames;
+    private final AtomicInteger held = new AtomicInteger();
+
+    /**
+     * Registers the gauge now and the other meters as events come.
+     *
+     * @param tagLockNames whether to tag meters with the lock name (watch the cardinality)
+     */
+    public LockMetrics(MeterRegistry registry, boolean tagLockNames) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        this.tagLockNames = tagLockNames;
+        Gauge.builder(HOLDERS, held, AtomicInteger::get)
+                .description("Locks held now")
+                .strongReference(true)
+                .register(registry);
+    }
+
+    @Override
+    public void acquired(String name, Duration waited) {
+        held.incrementAndGet();
+        acquireTimer(name, "acquired").record(waited);
+    }
+
+    @Override
+    public void acquireFailed(String name, Throwable error, Duration waited) {
+        String outcome;
+        String lock = name;
+        if (error instanceof LockAcquisitionException) {
+            outcome = error.getCause() == null ? "busy" : "redis-error";
+        } else if (error instanceof IllegalStateException) {
+            outcome = "closed";
+        } else {
+            outcome = "invalid-argument";
+            lock = INVALID_NAME;
+        }
+        acquireTimer(lock, outcome).record(waited);
+    }
+
+    @Override
+    public void renewed(String name) {
+        Counter.builder(RENEWALS).description("Lease renewals").tags(lockTag(name)).register(registry).increment();
+    }
+
+    @Override
+    public void lost(String name, LockException error) {
+        String cause = error instanceof LeaseTimeExceededException ? "max-lease-time" : "lost";
+        Counter.builder(LOST)
+                .description("Leases lost while held")
+                .tags(lockTag(name).and("cause", cause))
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void released(String name, Duration heldFor) {
+        held.decrementAndGet();
+        Timer.builder(HELD).description("Time each lock was held").tags(lockTag(name)).register(registry).record(heldFor);
+    }
+
+    private Timer acquireTimer(String name, String outcome) {
+        return Timer.builder(ACQUIRE)
+                .description("Wait for a lock, until held or given up")
+                .tags(lockTag(name).and("outcome", outcome))
+                .register(registry);
+    }
+
+    private Tags lockTag(String name) {
+        return tagLockNames ? Tags.of("lock", name) : Tags.empty();
+    }
+
+    @Override
+    public String toString() {
+        return "LockMetrics{tagLockNames=" + tagLockNames + "}";
+    }
+}

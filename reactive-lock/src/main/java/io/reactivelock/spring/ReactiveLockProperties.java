@@ -1,0 +1,128 @@
+package io.reactivelock.spring;
+
+import io.reactivelock.LockListener;
+import io.reactivelock.LockOptions;
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code reactive-lock.*} properties: the {@link LockOptions} of the auto-configured lock.
+ * Defaults are those of {@link LockOptions} (literals here, so that IDEs can show them).
+ */
+@ConfigurationProperties("reactive-lock")
+public class ReactiveLockProperties {
+
+    /** Prefix of every Redis key and channel of the locks (1 to 64 characters, no braces). */
+    private String keyPrefix = "lock";
+
+    /** How long an acquisition waits for a busy lock before it fails; 0 tries once. */
+    private Duration acquireTimeout = Duration.ofSeconds(10);
+
+    /** First pause between two attempts on a busy lock. */
+    private Duration minBackoff = Duration.ofMillis(5);
+
+    /** Largest pause between two attempts on a busy lock. */
+    private Duration maxBackoff = Duration.ofMillis(200);
+
+    /** Longest time one holder may keep a lock, renewals included. */
+    private Duration maxLeaseTime = Duration.ofMinutes(10);
+
+    /** Longest wait for the reply to one Redis command. */
+    private Duration commandTimeout = Duration.ofSeconds(2);
+
+    /** Whether waiters get a busy lock in arrival order (a queue in Redis). */
+    private boolean fair;
+
+    private final Metrics metrics = new Metrics();
+
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getAcquireTimeout() {
+        return acquireTimeout;
+    }
+
+    public void setAcquireTimeout(Duration acquireTimeout) {
+        this.acquireTimeout = acquireTimeout;
+    }
+
+    public Duration getMinBackoff() {
+        return minBackoff;
+    }
+
+    public void setMinBackoff(Duration minBackoff) {
+        this.minBackoff = minBackoff;
+    }
+
+    public Duration getMaxBackoff() {
+        return maxBackoff;
+    }
+
+    public void setMaxBackoff(Duration maxBackoff) {
+        this.maxBackoff = maxBackoff;
+    }
+
+    public Duration getMaxLeaseTime() {
+        return maxLeaseTime;
+    }
+
+    public void setMaxLeaseTime(Duration maxLeaseTime) {
+        this.maxLeaseTime = maxLeaseTime;
+    }
+
+    public Duration getCommandTimeout() {
+        return commandTimeout;
+    }
+
+    public void setCommandTimeout(Duration commandTimeout) {
+        this.commandTimeout = commandTimeout;
+    }
+
+    public boolean isFair() {
+        return fair;
+    }
+
+    public void setFair(boolean fair) {
+        this.fair = fair;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    /** The lock options these properties describe, with the given listener. */
+    LockOptions toOptions(LockListener listener) {
+        return LockOptions.builder()
+                .keyPrefix(keyPrefix)
+                .acquireTimeout(acquireTimeout)
+                .backoff(minBackoff, maxBackoff)
+                .maxLeaseTime(maxLeaseTime)
+                .commandTimeout(commandTimeout)
+                .fair(fair)
+                .listener(listener)
+                .build();
+    }
+
+    /** The {@code reactive-lock.metrics.*} properties. */
+    public static class Metrics {
+
+        /**
+         * Whether to tag the lock meters with the lock name. Only for a small, fixed set of names:
+         * every name makes new time series.
+         */
+        private boolean tagLockNames;
+
+        public boolean isTagLockNames() {
+            return tagLockNames;
+        }
+
+        public void setTagLockNames(boolean tagLockNames) {
+            this.tagLockNames = tagLockNames;
+        }
+    }
+}
