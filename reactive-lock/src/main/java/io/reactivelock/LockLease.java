@@ -12,12 +12,19 @@ import java.time.Duration;
  */
 public final class LockLease {
 
+    /** The {@code fencingToken} argument of a lease whose lock issues no fencing token. */
+    public static final long NO_FENCING_TOKEN = 0;
+
     private final String name;
     private final String token;
     private final long fencingToken;
     private volatile long validUntilNanos;
 
-    LockLease(String name, String token, long fencingToken, long validUntilNanos) {
+    /**
+     * For implementations of {@link ReactiveLock}; users receive it, they do not create it.
+     * A {@code fencingToken} of {@value #NO_FENCING_TOKEN} means the lock issues none.
+     */
+    public LockLease(String name, String token, long fencingToken, long validUntilNanos) {
         this.name = name;
         this.token = token;
         this.fencingToken = fencingToken;
@@ -40,8 +47,15 @@ public final class LockLease {
     /**
      * A number that is strictly greater than the one of every earlier holder of this lock name.
      * See the README's "Fencing tokens" section for how it is kept and when it holds.
+     *
+     * @throws UnsupportedOperationException if the lock issues no fencing token
+     *     ({@link io.reactivelock.redlock.RedlockLock}): a number that only looks like one would
+     *     let a resource accept a stale holder's writes
      */
     public long fencingToken() {
+        if (fencingToken == NO_FENCING_TOKEN) {
+            throw new UnsupportedOperationException("lock '" + name + "' issues no fencing token; see the README's Redlock section");
+        }
         return fencingToken;
     }
 
@@ -58,12 +72,14 @@ public final class LockLease {
         return Duration.ofNanos(Math.max(0, validUntilNanos - System.nanoTime()));
     }
 
-    void extendTo(long validUntilNanos) {
+    /** For implementations of {@link ReactiveLock}: moves the validity on after a renewal. */
+    public void extendTo(long validUntilNanos) {
         this.validUntilNanos = validUntilNanos;
     }
 
     @Override
     public String toString() {
-        return "LockLease{name='" + name + "', fencingToken=" + fencingToken + ", remaining=" + remaining() + "}";
+        return "LockLease{name='" + name + "', fencingToken="
+                + (fencingToken == NO_FENCING_TOKEN ? "none" : Long.toString(fencingToken)) + ", remaining=" + remaining() + "}";
     }
 }
