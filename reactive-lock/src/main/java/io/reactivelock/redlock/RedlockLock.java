@@ -31,6 +31,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -282,8 +283,25 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
             }
         }
 
+        /** Counts the nodes that did not answer in time as failed, unless the round had enough. */
+        Round end(int sent, Predicate<Round> enough) {
+            int silent = sent - yes - no - failed;
+            if (silent > 0 && !enough.test(this)) {
+                failed += silent;
+                if (lastError == null) {
+                    lastError = new TimeoutException("no reply within " + redlock.nodeTimeout().toMillis() + " ms");
+                }
+            }
+            return this;
+        }
+
         boolean hasMajority() {
             return yes >= quorum;
+        }
+
+        /** Whether a majority answered, whatever they said. */
+        boolean majorityAnswered() {
+            return yes + no >= quorum;
         }
 
         /** Whether the no's alone rule out a majority, whatever the failed nodes would have said. */
@@ -385,7 +403,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                 });
                 replies.add(reply);
             }
-            return collect(replies, true).flatMap(round -> {
+            return collect(replies, Round::hasMajority).flatMap(round -> {
                 long validUntil = sentAt + ttlNanos - driftNanos;
                 if (round.hasMajority() && validUntil - System.nanoTime() > 0) {
                     lastShortfall = null;
@@ -403,21 +421,22 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
         }
 
         /**
-         * Counts the replies as they arrive, each awaited at most the node timeout, until every
-         * node answered or timed out or, if {@code untilMajority}, a majority said yes. The
-         * commands themselves are never cancelled.
+         * Counts the replies as they arrive, until the round has {@code enough}, every node
+         * answered, or the node timeout passed (the commands were sent together, so one deadline
+         * serves every node); a node silent by then counts as failed. The commands themselves are
+         * never cancelled: a node that answers later still runs them, in order.
          */
-        private Mono<Round> collect(List<CompletableFuture<Long>> replies, boolean untilMajority) {
+        private Mono<Round> collect(List<CompletableFuture<Long>> replies, Predicate<Round> enough) {
             return Mono.defer(() -> {
                 Round round = new Round();
                 return Flux.fromIterable(replies)
                         .flatMap(reply -> Mono.fromFuture(reply, true)
-                                .timeout(redlock.nodeTimeout(), scheduler)
                                 .map(Reply::new)
                                 .onErrorResume(error -> Mono.just(new Reply(error))))
                         .doOnNext(round::add) // after flatMap: replies are counted one at a time
-                        .takeUntil(reply -> untilMajority && round.hasMajority())
-                        .then(Mono.just(round));
+                        .takeUntil(reply -> enough.test(round))
+                        .take(redlock.nodeTimeout(), scheduler)
+                        .then(Mono.fromCallable(() -> round.end(replies.size(), enough)));
             });
         }
 
@@ -457,7 +476,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                 for (ScriptExecutor node : nodes) {
                     replies.add(send(node, LockScripts.RENEW, lockKeys, token, ttlMillis));
                 }
-                return collect(replies, true).flatMap(round -> {
+                return collect(replies, Round::hasMajority).flatMap(round -> {
                     if (round.hasMajority()) {
                         lease.extendTo(sentAt + ttlNanos - driftNanos);
                         return Mono.empty();
@@ -496,7 +515,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                 return Mono.empty();
             }
             return releaseOn(nodes).doOnNext(round -> {
-                if (round.yes + round.no < quorum) {
+                if (!round.majorityAnswered()) {
                     Throwable cause = round.lastError;
                     if (bodyError != null && cause != null) {
                         bodyError.addSuppressed(cause);
@@ -523,14 +542,17 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
             });
         }
 
-        /** Sends the release to the given nodes at once; completes when each answered or timed out. */
+        /**
+         * Sends the release to the given nodes at once; completes when a majority answered (the
+         * lock can then be taken again) or every node answered or timed out.
+         */
         private Mono<Round> releaseOn(List<ScriptExecutor> on) {
             return Mono.defer(() -> {
                 List<CompletableFuture<Long>> replies = new ArrayList<>(on.size());
                 for (ScriptExecutor node : on) {
                     replies.add(send(node, LockScripts.RELEASE, lockKeys, releaseArgs));
                 }
-                return collect(replies, false);
+                return collect(replies, Round::majorityAnswered);
             });
         }
     }

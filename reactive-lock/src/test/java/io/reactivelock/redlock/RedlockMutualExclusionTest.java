@@ -63,7 +63,7 @@ class RedlockMutualExclusionTest {
                 // Short backoff steps: waiters poll (Redlock has no release notices), so the steps set the
                 // hand-off time, and frequent attempts also make split votes between waiters common.
                 LockOptions.builder().acquireTimeout(Duration.ofSeconds(30))
-                        .backoff(Duration.ofMillis(1), Duration.ofMillis(20)).build(),
+                        .backoff(Duration.ofMillis(2), Duration.ofMillis(50)).build(),
                 new RedlockOptions(Duration.ofSeconds(2), 0.01))) {
             run(body -> lock.withLock("counter", Duration.ofSeconds(5), body));
         }
