@@ -60,8 +60,10 @@ import reactor.util.retry.Retry;
  * drift factor} + 2 ms, measured with {@link System#nanoTime()} from before the first command. A
  * failed attempt is released on every node (also on those that failed or did not answer) and
  * retried after a jittered backoff until the acquire timeout. Renewal extends the lease on every
- * node and needs a majority; release deletes it on every node. {@code withLock} otherwise keeps
- * the {@linkplain ReactiveLock contract} of the single lock.
+ * node and needs a majority. Release deletes it on every node, and {@code withLock} signals the
+ * body's outcome once a majority answered the release (the lock can be taken again then; the
+ * other nodes' releases are still delivered). {@code withLock} otherwise keeps the
+ * {@linkplain ReactiveLock contract} of the single lock.
  *
  * <p><b>No fencing token.</b> {@link LockLease#fencingToken()} throws
  * {@link UnsupportedOperationException}: the nodes' counters follow their own clocks, so the
