@@ -8,6 +8,7 @@ import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.redlock.RedlockLock;
 import io.reactivelock.redlock.RedlockOptions;
 import io.reactivelock.support.RedisServer;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +30,9 @@ import reactor.core.publisher.Mono;
  * <p>Run after {@code ./mvnw -q -o -Pbench -pl reactive-lock -am test-compile}, with the test
  * class path, e.g. {@code java -cp "$(cat cp.txt):reactive-lock/target/test-classes:reactive-lock/target/classes"
  * io.reactivelock.bench.RedlockBench}. Knobs: {@code -Dbench.redlock.ops} (per contender and
- * round, default 2000), {@code -Dbench.redlock.rounds} (default 5).
+ * round, default 2000), {@code -Dbench.redlock.rounds} (default 5), {@code -Dbench.redlock.delayMicros}
+ * (default 0: direct; above 0, every node is reached through a {@link LatencyProxy} adding that
+ * delay in each direction, as a network would).
  */
 public final class RedlockBench {
 
@@ -37,9 +40,10 @@ public final class RedlockBench {
 
     private RedlockBench() {}
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws IOException {
         int ops = Integer.getInteger("bench.redlock.ops", 2000);
         int rounds = Integer.getInteger("bench.redlock.rounds", 5);
+        long delayMicros = Long.getLong("bench.redlock.delayMicros", 0);
         if (System.getProperty("redis.provider") == null) {
             System.setProperty("redis.provider", "process");
         }
@@ -50,7 +54,16 @@ public final class RedlockBench {
             for (int i = 0; i < 5; i++) {
                 servers.add(RedisServer.start());
             }
-            List<RedisURI> uris = servers.stream().map(RedisServer::uri).toList();
+            List<RedisURI> uris = new ArrayList<>();
+            for (RedisServer server : servers) {
+                if (delayMicros > 0) {
+                    LatencyProxy proxy = new LatencyProxy(server.port(), delayMicros);
+                    closeables.add(proxy);
+                    uris.add(RedisURI.create("127.0.0.1", proxy.port()));
+                } else {
+                    uris.add(server.uri());
+                }
+            }
             LockOptions options = LockOptions.defaults();
             List<ReactiveRedisLock> singles = new ArrayList<>();
             for (RedisURI uri : uris) {
@@ -82,7 +95,8 @@ public final class RedlockBench {
             }
 
             System.out.printf("Uncontended withLock(empty body) latency, %d ops x %d rounds per contender, "
-                    + "%d cores%n", ops, rounds, Runtime.getRuntime().availableProcessors());
+                    + "%d cores, %d µs added each way%s%n", ops, rounds, Runtime.getRuntime().availableProcessors(),
+                    delayMicros, delayMicros > 0 ? " (the CPU column then includes the proxy)" : "");
             System.out.println("| contender | p50 (µs) | p99 (µs) | p50 / single | p99 / single | JVM CPU per op (µs) |");
             System.out.println("|---|---:|---:|---:|---:|---:|");
             long[] base = percentiles(samples.get("single"));
@@ -93,9 +107,9 @@ public final class RedlockBench {
                         cpuNanos.get(entry.getKey()) / 1e3 / ((long) ops * rounds));
             }
         } finally {
-            for (AutoCloseable c : closeables) {
+            for (int i = closeables.size() - 1; i >= 0; i--) { // locks first, then the proxies under them
                 try {
-                    c.close();
+                    closeables.get(i).close();
                 } catch (Exception e) {
                     System.err.println("close failed: " + e);
                 }
