@@ -46,8 +46,8 @@ class RedlockLockTest {
     /** Generous, so that a busy test machine never makes a live node look dead. */
     private static final RedlockOptions PATIENT = new RedlockOptions(Duration.ofSeconds(2), 0.01);
     /** For short leases, whose TTL must exceed the node timeout. */
-    private static final RedlockOptions QUICK = new RedlockOptions(Duration.ofMillis(150), 0.01);
-    private static final Duration SHORT_TTL = Duration.ofMillis(600);
+    private static final RedlockOptions QUICK = new RedlockOptions(Duration.ofMillis(250), 0.01);
+    private static final Duration SHORT_TTL = Duration.ofMillis(900);
 
     private static final List<RedisServer> servers = new ArrayList<>();
     private final List<RedlockLock> locks = new ArrayList<>();
@@ -253,7 +253,7 @@ class RedlockLockTest {
 
     @Test
     void aPausedNodeDoesNotHoldUpAcquisitionAndItsAbandonedGrantIsReleasedWhenItWakes() {
-        RedlockLock lock = lock(LockOptions.defaults(), new RedlockOptions(Duration.ofMillis(500), 0.01));
+        RedlockLock lock = lock(LockOptions.defaults(), PATIENT);
         RedisServer frozen = servers.get(0);
         frozen.pause();
         long start = System.nanoTime();
@@ -261,7 +261,7 @@ class RedlockLockTest {
             awaitNodesHolding("a", 4);
             return frozen.isPaused();
         }).subscribeOn(Schedulers.boundedElastic())).block(WAIT);
-        System.out.printf("Redlock acquire+release with 1 of 5 nodes paused (node timeout 500 ms): %.1f ms%n",
+        System.out.printf("Redlock acquire+release with 1 of 5 nodes paused (node timeout 2000 ms): %.1f ms%n",
                 (System.nanoTime() - start) / 1e6);
         assertThat(acquiredWhileFrozen).as("held on the four live nodes while the fifth was still frozen").isTrue();
         assertReleased("a");
@@ -273,8 +273,7 @@ class RedlockLockTest {
 
     @Test
     void whenTheMajorityWaitsOnAPausedNodeTheAttemptIsAbandonedAtTheNodeTimeout() {
-        RedlockLock lock = lock(LockOptions.builder().acquireTimeout(Duration.ZERO).build(),
-                new RedlockOptions(Duration.ofMillis(500), 0.01));
+        RedlockLock lock = lock(LockOptions.builder().acquireTimeout(Duration.ZERO).build(), PATIENT);
         kill(0, 1);
         RedisServer frozen = servers.get(2);
         frozen.pause();
@@ -283,8 +282,8 @@ class RedlockLockTest {
                 .expectErrorSatisfies(e -> {
                     assertThat(e).isInstanceOf(LockAcquisitionException.class)
                             .hasMessageContaining("after 1 attempt(s)")
-                            .hasMessageContaining("got 2 of 5 nodes, needed 3 (3 failed or did not answer within 500 ms)");
-                    System.out.printf("Redlock attempt with 2 of 5 nodes killed and 1 paused (node timeout 500 ms) "
+                            .hasMessageContaining("got 2 of 5 nodes, needed 3 (3 failed or did not answer within 2000 ms)");
+                    System.out.printf("Redlock attempt with 2 of 5 nodes killed and 1 paused (node timeout 2000 ms) "
                             + "failed after %d ms%n", ((LockAcquisitionException) e).waited().toMillis());
                 })
                 .verify(WAIT);
@@ -410,7 +409,7 @@ class RedlockLockTest {
 
     @Test
     void reachingTheMaximumLeaseTimeCancelsTheBodyAndReleasesOnEveryNode() {
-        RedlockLock capped = lock(LockOptions.builder().maxLeaseTime(Duration.ofMillis(1000)).build(), QUICK);
+        RedlockLock capped = lock(LockOptions.builder().maxLeaseTime(Duration.ofMillis(1500)).build(), QUICK);
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         StepVerifier.create(capped.withLock("a", SHORT_TTL, body.mono()))
                 .expectError(LeaseTimeExceededException.class)
