@@ -29,6 +29,18 @@ public sealed class LockAcquisitionException extends LockException permits TooMa
         this.waited = Duration.ZERO;
     }
 
+    /**
+     * For implementations of {@link ReactiveLock} that explain the failure themselves:
+     * {@code reason} completes "Could not acquire lock 'name' after n attempt(s) in m ms because ".
+     */
+    public LockAcquisitionException(String lockName, int attempts, Duration waited, String reason,
+            @Nullable Throwable cause) {
+        super(lockName, "Could not acquire lock '" + lockName + "' after " + attempts + " attempt(s) in "
+                + waited.toMillis() + " ms because " + reason, cause);
+        this.attempts = attempts;
+        this.waited = waited;
+    }
+
     private static String message(String lockName, int attempts, Duration waited, @Nullable Throwable cause) {
         String why = cause == null ? "it stayed busy" : "of " + cause;
         return "Could not acquire lock '" + lockName + "' after " + attempts + " attempt(s) in "

@@ -13,6 +13,9 @@ import java.time.Duration;
  */
 public final class LockLease {
 
+    /** The {@code fencingToken} argument of a lease whose lock issues no fencing token. */
+    public static final long NO_FENCING_TOKEN = 0;
+
     private final String name;
     private final String token;
     private final long fencingToken;
@@ -33,6 +36,7 @@ public final class LockLease {
         });
     }
 
+    /** A {@code fencingToken} of {@value #NO_FENCING_TOKEN} means the lock issues none. */
     LockLease(String name, String token, long fencingToken, long validUntilNanos) {
         this.name = name;
         this.token = token;
@@ -56,8 +60,15 @@ public final class LockLease {
     /**
      * A number that is strictly greater than the one of every earlier holder of this lock name.
      * See the README's "Fencing tokens" section for how it is kept and when it holds.
+     *
+     * @throws UnsupportedOperationException if the lock issues no fencing token
+     *     ({@link io.reactivelock.redlock.RedlockLock}): a number that only looks like one would
+     *     let a resource accept a stale holder's writes
      */
     public long fencingToken() {
+        if (fencingToken == NO_FENCING_TOKEN) {
+            throw new UnsupportedOperationException("lock '" + name + "' issues no fencing token; see the README's Redlock section");
+        }
         return fencingToken;
     }
 
@@ -80,6 +91,7 @@ public final class LockLease {
 
     @Override
     public String toString() {
-        return "LockLease{name='" + name + "', fencingToken=" + fencingToken + ", remaining=" + remaining() + "}";
+        return "LockLease{name='" + name + "', fencingToken="
+                + (fencingToken == NO_FENCING_TOKEN ? "none" : Long.toString(fencingToken)) + ", remaining=" + remaining() + "}";
     }
 }
