@@ -68,13 +68,17 @@ final class Contenders {
     }
 
     /** This library (default options unless fair), owning its client and connections. */
-    static final class Ours extends Contender {
+    static class Ours extends Contender {
         private final ReactiveRedisLock lock;
         private final Duration ttl = Duration.ofMillis(TTL_MILLIS);
 
         Ours(String name, RedisURI uri, LockOptions options) {
+            this(name, ReactiveRedisLock.create(uri, options));
+        }
+
+        Ours(String name, ReactiveRedisLock lock) {
             super(name);
-            lock = ReactiveRedisLock.create(uri, options);
+            this.lock = lock;
         }
 
         @Override
@@ -97,36 +101,22 @@ final class Contenders {
      * This library made from a plain connection: no release notices and no hand-off, so waiters
      * poll with the default backoff. Shows what notices and hand-off are worth.
      */
-    static final class OursPolling extends Contender {
+    static final class OursPolling extends Ours {
         private final RedisClient client;
-        private final StatefulRedisConnection<String, String> connection;
-        private final ReactiveRedisLock lock;
-        private final Duration ttl = Duration.ofMillis(TTL_MILLIS);
 
         OursPolling(RedisURI uri) {
-            super(OURS_POLL);
-            client = RedisClient.create(uri);
-            client.setOptions(ClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
-            connection = client.connect(StringCodec.UTF8);
-            lock = ReactiveRedisLock.create(connection, LockOptions.defaults());
+            this(RedisClient.create(uri));
         }
 
-        @Override
-        boolean blocking() {
-            return false;
-        }
-
-        @Override
-        Mono<Void> run(int worker, String key, Mono<Void> body) {
-            return lock.withLock(key, ttl, body);
+        private OursPolling(RedisClient client) {
+            super(OURS_POLL, ReactiveRedisLock.create(client.connect(StringCodec.UTF8), LockOptions.defaults()));
+            this.client = client;
         }
 
         @Override
         public void close() {
-            lock.close();
-            connection.close();
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(5));
+            super.close();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(5)); // also closes the connection
         }
     }
 
