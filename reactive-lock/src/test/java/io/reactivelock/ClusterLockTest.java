@@ -228,23 +228,55 @@ class ClusterLockTest {
         assertThat(target.call("EXISTS", lockKey)).as("lock key on the new owner of the slot").isEqualTo("1");
     }
 
+    @ParameterizedTest(name = "fair={0}")
+    @ValueSource(booleans = {false, true})
+    void aWaiterIsWokenByTheReleaseNoticeWhicheverMasterServesTheLock(boolean fair) {
+        // A 10-minute backoff step: without the notice the waiters would sleep far past the wait below.
+        Duration step = Duration.ofMinutes(10);
+        ReactiveRedisLock lock = lock(LockOptions.builder().fair(fair).backoff(step, step));
+        for (RedisServer master : cluster.masters()) {
+            String name = IntStream.range(0, 1000).mapToObj(i -> "notice-" + i)
+                    .filter(candidate -> cluster.owner(cluster.slot(KEYS.lockKey(candidate))) == master)
+                    .findFirst().orElseThrow();
+            Sinks.Empty<Void> releaseFirst = Sinks.empty();
+            hold(lock, name, releaseFirst, new AtomicReference<>());
+            await().atMost(WAIT).pollInterval(POLL).until(() -> "1".equals(master.call("EXISTS", KEYS.lockKey(name))));
+            AtomicReference<LockLease> second = new AtomicReference<>();
+            hold(lock, name, Sinks.empty(), second);
+            String channel = LockKeys.releaseChannel(KEYS.lockKey(name));
+            await("the waiter to subscribe").atMost(WAIT).pollInterval(POLL)
+                    .until(() -> cluster.masters().stream().anyMatch(node -> node.call("PUBSUB", "CHANNELS", channel).equals(channel)));
+
+            releaseFirst.tryEmitEmpty();
+            await("the waiter to wake and take the lock").atMost(WAIT).pollInterval(POLL).until(() -> second.get() != null);
+        }
+    }
+
     @Test
     void oneHolderAtATimeWhileTheLocksSlotKeepsMovingBetweenMasters() {
         ReactiveRedisLock lock = lock(LockOptions.builder());
         int slot = cluster.slot(KEYS.lockKey("moving-counter-lock"));
-        CompletableFuture<Void> workload = runCounterWorkload(guardedBy(lock, "moving-counter-lock")).toFuture();
+        Sinks.Empty<Void> movesDone = Sinks.empty();
+        AtomicInteger bodiesDone = new AtomicInteger();
+        CompletableFuture<Void> workload = Flux.range(0, Integer.MAX_VALUE)
+                .takeUntilOther(movesDone.asMono())
+                .flatMap(i -> guardedBy(lock, "moving-counter-lock").apply(readModifyWrite())
+                        .doOnSuccess(value -> bodiesDone.incrementAndGet()), BODIES)
+                .then()
+                .toFuture();
 
-        int moves = 0;
-        do {
+        for (int move = 0; move < 6; move++) {
             RedisServer owner = cluster.owner(slot);
             RedisServer next = cluster.masters().get((cluster.masters().indexOf(owner) + 1) % cluster.masters().size());
             cluster.beginMigration(slot, next).finish();
-            moves++;
-        } while (!workload.isDone());
-
+        }
+        movesDone.tryEmitEmpty();
         workload.join();
-        assertThat(moves).as("slot moves during the workload").isGreaterThan(1);
-        assertCounterIntact();
+
+        assertThat(bodiesDone).as("bodies run while the slot moved").hasPositiveValue();
+        assertThat(redis.get("counter").block(WAIT)).as("lost updates").isEqualTo(bodiesDone.toString());
+        assertThat(maxOccupancy).as("bodies inside at once").hasValue(1);
+        assertThat(fencesInRunOrder).hasSize(bodiesDone.get()).isSorted().doesNotHaveDuplicates();
     }
 
     private Function<Mono<String>, Mono<String>> guardedBy(ReactiveRedisLock lock, String name) {
