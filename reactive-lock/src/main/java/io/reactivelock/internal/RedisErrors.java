@@ -12,9 +12,7 @@ public final class RedisErrors {
 
     /**
      * True for failures that may pass on their own: no connection, no reply in time, a server
-     * loading, busy or failing over, a Cluster slot on the move ({@code TRYAGAIN} while a lock's
-     * keys are split between two nodes; {@code MOVED} or {@code ASK} once Lettuce has followed
-     * as many redirections as it allows). False for errors retrying cannot mend, such as {@code NOPERM},
+     * loading, busy or failing over. False for errors retrying cannot mend, such as {@code NOPERM},
      * {@code WRONGPASS}, {@code NOAUTH} or {@code WRONGTYPE}: they must surface at once, not look
      * like a busy lock.
      */
@@ -24,7 +22,7 @@ public final class RedisErrors {
             String message = String.valueOf(e.getMessage());
             return message.startsWith("LOADING") || message.startsWith("BUSY") || message.startsWith("TRYAGAIN")
                     || message.startsWith("CLUSTERDOWN") || message.startsWith("MASTERDOWN")
-                    || message.startsWith("READONLY") || message.startsWith("MOVED") || message.startsWith("ASK");
+                    || message.startsWith("READONLY");
         }
         return e instanceof RedisException || e instanceof IOException || e instanceof TimeoutException;
     }
