@@ -1,6 +1,7 @@
 package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.support.RedisSentinelSet;
@@ -24,6 +25,7 @@ class SentinelLockTest {
 
     private static final Duration TTL = Duration.ofSeconds(10);
     private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration POLL = Duration.ofMillis(20);
 
     private RedisSentinelSet sentinels;
@@ -35,7 +37,7 @@ class SentinelLockTest {
         lock = ReactiveRedisLock.create(sentinels.uri(), LockOptions.builder()
                 .renewalInterval(Duration.ofMillis(200))
                 .commandTimeout(Duration.ofMillis(500))
-                .acquireTimeout(WAIT)
+                .acquireTimeout(ACQUIRE_TIMEOUT)
                 .build());
     }
 
@@ -62,6 +64,17 @@ class SentinelLockTest {
     }
 
     @Test
+    void aLockAskedOfAReplicaIsRetriedUntilItsTimeoutAsDuringAFailover() {
+        // What a client still connected to a demoted master sees: its scripts' writes are refused.
+        try (ReactiveRedisLock onReplica = ReactiveRedisLock.create(sentinels.replica().uri(),
+                LockOptions.builder().acquireTimeout(Duration.ofSeconds(1)).build())) {
+            assertThatThrownBy(() -> onReplica.withLock("order", TTL, Mono.just("never")).block(WAIT))
+                    .isInstanceOfSatisfying(LockAcquisitionException.class, e -> assertThat(e.attempts()).isGreaterThan(1))
+                    .rootCause().hasMessageContaining("READONLY");
+        }
+    }
+
+    @Test
     void afterAFailoverThatLostTheKeyTheHolderLosesTheLockAndNewAcquisitionsUseThePromotedReplica() throws Exception {
         sentinels.detachReplica();
         AtomicReference<LockLease> firstLease = new AtomicReference<>();
@@ -83,7 +96,8 @@ class SentinelLockTest {
             secondLease.set(lease);
             return release.asMono();
         }).toFuture();
-        await().atMost(WAIT).pollInterval(POLL).until(() -> secondLease.get() != null);
+        await().atMost(WAIT).pollInterval(POLL).until(() -> secondLease.get() != null || second.isDone());
+        assertThat(second).as("second acquisition").isNotCompletedExceptionally();
         assertThat(sentinels.replica().call("GET", "lock:{order}")).as("holder on the promoted replica")
                 .isEqualTo(secondLease.get().token());
         assertThat(secondLease.get().fencingToken()).as("fencing token after the failover")
