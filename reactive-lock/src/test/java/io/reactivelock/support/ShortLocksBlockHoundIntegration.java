@@ -24,6 +24,11 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * this path. The error, thrown while a channel registers, left the connection's handshake unanswered
  * until its one-minute timeout.
  *
+ * <p>The JDK's logging sets up its root handlers on the first record logged in the JVM, under a
+ * {@code ReentrantLock}. When that first record is Lettuce's "Reconnecting" from two connections
+ * at once (both lost their server), one of them parks there; BlockHound's error then ended that
+ * connection's reconnection for good, and it stayed "not connected" after a Sentinel failover.
+ *
  * <p>Nothing of this library is allowed here: its own code stays policed. The example app's tests
  * use this same class through the library's test jar.
  */
@@ -38,6 +43,7 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         // Flux.interval on a worker uses: cancelling a renewal ticker takes the queue's lock too.
         builder.allowBlockingCallsInside("reactor.core.scheduler.PeriodicWorkerTask", "dispose");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
+        builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
         }
