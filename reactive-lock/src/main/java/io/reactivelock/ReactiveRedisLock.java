@@ -4,7 +4,9 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelock.internal.Arguments;
@@ -156,6 +158,32 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         Objects.requireNonNull(connection, "connection");
         return new ReactiveRedisLock(options, new ScriptExecutor(connection.async()), null,
                 () -> CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * Opens the two Cluster connections this lock needs (commands, routed by hash slot, and pub/sub
+     * for release notices) from the caller's client. The lock owns and closes the connections, not
+     * the client. All keys of one lock share a hash slot, and a release notice reaches a subscriber
+     * on any node. Connecting blocks: call it at start-up.
+     *
+     * <p>Give the client {@link io.lettuce.core.cluster.ClusterTopologyRefreshOptions topology
+     * refresh} (adaptive triggers, a periodic refresh) so that it finds a promoted replica after a
+     * failover; a held lock whose key did not reach that replica is reported to its holder as
+     * {@link LockLostException} at the next renewal.
+     */
+    public static ReactiveRedisLock create(RedisClusterClient client, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(options, "options");
+        StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
+        StatefulRedisClusterPubSubConnection<String, String> pubSub;
+        try {
+            pubSub = client.connectPubSub(StringCodec.UTF8);
+        } catch (RuntimeException e) {
+            commands.closeAsync();
+            throw e;
+        }
+        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices(pubSub),
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
     }
 
     /** Uses the caller's Cluster connection, which it never closes. Waiters poll with backoff. */

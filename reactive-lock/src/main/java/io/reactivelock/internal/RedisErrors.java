@@ -12,9 +12,11 @@ public final class RedisErrors {
 
     /**
      * True for failures that may pass on their own: no connection, no reply in time, a server
-     * loading, busy or failing over. False for errors retrying cannot mend, such as {@code NOPERM},
-     * {@code WRONGPASS}, {@code NOAUTH} or {@code WRONGTYPE}: they must surface at once, not look
-     * like a busy lock.
+     * loading, busy or failing over (including a script's write refused by a replica, which
+     * Redis before 7 reports as {@code ERR Error running script ... -READONLY ...}), a Cluster
+     * slot whose keys are half moved ({@code TRYAGAIN}). False for errors retrying cannot mend,
+     * such as {@code NOPERM}, {@code WRONGPASS}, {@code NOAUTH} or {@code WRONGTYPE}: they must
+     * surface at once, not look like a busy lock.
      */
     public static boolean isTransient(Throwable error) {
         Throwable e = ScriptExecutor.unwrap(error);
@@ -22,7 +24,7 @@ public final class RedisErrors {
             String message = String.valueOf(e.getMessage());
             return message.startsWith("LOADING") || message.startsWith("BUSY") || message.startsWith("TRYAGAIN")
                     || message.startsWith("CLUSTERDOWN") || message.startsWith("MASTERDOWN")
-                    || message.startsWith("READONLY");
+                    || message.startsWith("READONLY") || message.contains(" -READONLY ");
         }
         return e instanceof RedisException || e instanceof IOException || e instanceof TimeoutException;
     }

@@ -38,6 +38,7 @@ final class ProcessRedisServer extends RedisServer {
     private final Path root;
     private final Path log;
     private final List<String> extraArgs;
+    private Path configFile;
     private int port;
     private int runs;
     private long logOffset;
@@ -54,10 +55,21 @@ final class ProcessRedisServer extends RedisServer {
     }
 
     static ProcessRedisServer start(List<String> extraArgs) {
+        return start(null, extraArgs);
+    }
+
+    /**
+     * Starts a server that reads (and may rewrite) a configuration file holding {@code config}, as a
+     * Sentinel must; {@code null} for none.
+     */
+    static ProcessRedisServer start(String config, List<String> extraArgs) {
         Path binary = RedisBinary.path();
         ProcessRedisServer server;
         try {
             server = new ProcessRedisServer(binary, Files.createTempDirectory("redis-server-"), extraArgs);
+            if (config != null) {
+                server.configFile = Files.writeString(server.root.resolve("redis.conf"), config);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a directory for redis-server", e);
         }
@@ -181,8 +193,11 @@ final class ProcessRedisServer extends RedisServer {
     private boolean launch() {
         // A fresh directory per run, so that a restart never loads the dump of an earlier run.
         Path dir = root.resolve("run-" + ++runs);
-        List<String> command = new ArrayList<>(List.of(binary.toString(),
-                "--bind", LOOPBACK, "--port", Integer.toString(port), "--save", "", "--appendonly", "no",
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (configFile != null) {
+            command.add(configFile.toString());
+        }
+        command.addAll(List.of("--bind", LOOPBACK, "--port", Integer.toString(port), "--save", "", "--appendonly", "no",
                 "--protected-mode", "no", "--daemonize", "no", "--dir", dir.toString()));
         command.addAll(extraArgs);
         try {

@@ -4,7 +4,7 @@ import reactor.blockhound.BlockHound;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
 /**
- * Lets BlockHound accept two short in-memory locks of Lettuce and the JDK that reactive code
+ * Lets BlockHound accept short in-memory locks of Lettuce, Netty and the JDK that reactive code
  * cannot avoid, so that BlockHound's own error cannot corrupt them.
  *
  * <p>{@code io.lettuce.core.protocol.SharedLock} guards the writer count of a connection with a
@@ -17,6 +17,17 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * guarded the same way. Reactor allows its {@code offer} and {@code take}, but cancelling a
  * periodic timer (a disposed {@code Flux.interval}) reaches its {@code remove}, and an error thrown
  * from inside that lock's acquisition left the lock unusable: every later timer parked forever.
+ *
+ * <p>Netty's adaptive buffer allocator grows its set of magazines when threads contend for one (a
+ * Cluster client connecting to every node at once does) and takes a {@code StampedLock} write lock
+ * to retire the old one; Netty's own integration allows the allocator's thread-local set-up but not
+ * this path. The error, thrown while a channel registers, left the connection's handshake unanswered
+ * until its one-minute timeout.
+ *
+ * <p>The JDK's logging sets up its root handlers on the first record logged in the JVM, under a
+ * {@code ReentrantLock}. When that first record is Lettuce's "Reconnecting" from two connections
+ * at once (both lost their server), one of them parks there; BlockHound's error then ended that
+ * connection's reconnection for good, and it stayed "not connected" after a Sentinel failover.
  *
  * <p>Nothing of this library is allowed here: its own code stays policed. The example app's tests
  * use this same class through the library's test jar.
@@ -31,6 +42,8 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         // Reactor allows disposing SchedulerTask and WorkerTask but not PeriodicWorkerTask, which a
         // Flux.interval on a worker uses: cancelling a renewal ticker takes the queue's lock too.
         builder.allowBlockingCallsInside("reactor.core.scheduler.PeriodicWorkerTask", "dispose");
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
+        builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
         }

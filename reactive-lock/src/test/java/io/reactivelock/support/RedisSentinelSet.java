@@ -1,0 +1,121 @@
+package io.reactivelock.support;
+
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisURI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A master, one replica and three Sentinels (quorum 2) watching them as {@value #MASTER_NAME}, all
+ * {@code redis-server} processes on 127.0.0.1. {@link #start} returns once the replica is in sync and every
+ * Sentinel knows the replica and the two other Sentinels.
+ *
+ * <p>Every method blocks; call them from the test thread, never from a reactive pipeline. {@link #close()}
+ * stops every process.
+ */
+public final class RedisSentinelSet implements AutoCloseable {
+
+    /** The name under which the Sentinels monitor the master. */
+    public static final String MASTER_NAME = "mymaster";
+
+    private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration POLL_INTERVAL = Duration.ofMillis(50);
+
+    private final RedisServer master;
+    private final RedisServer replica;
+    private final List<RedisServer> sentinels;
+
+    private RedisSentinelSet(RedisServer master, RedisServer replica, List<RedisServer> sentinels) {
+        this.master = master;
+        this.replica = replica;
+        this.sentinels = sentinels;
+    }
+
+    /** Starts the master, the replica and the Sentinels, and waits until they all know each other. */
+    public static RedisSentinelSet start() {
+        List<RedisServer> started = new ArrayList<>();
+        try {
+            RedisServer master = ProcessRedisServer.start(List.of());
+            started.add(master);
+            RedisServer replica = ProcessRedisServer.start(List.of("--replicaof", master.host(), Integer.toString(master.port())));
+            started.add(replica);
+            String config = String.join("\n",
+                    "sentinel monitor " + MASTER_NAME + " " + master.host() + " " + master.port() + " 2",
+                    "sentinel down-after-milliseconds " + MASTER_NAME + " 1000",
+                    "sentinel failover-timeout " + MASTER_NAME + " 10000", "");
+            List<RedisServer> sentinels = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                RedisServer sentinel = ProcessRedisServer.start(config, List.of("--sentinel"));
+                started.add(sentinel);
+                sentinels.add(sentinel);
+            }
+            RedisSentinelSet set = new RedisSentinelSet(master, replica, List.copyOf(sentinels));
+            await("the replica to sync and the Sentinels to find it and each other").atMost(SETTLE_TIMEOUT)
+                    .pollInterval(POLL_INTERVAL).ignoreExceptions()
+                    .until(() -> replica.call("INFO", "replication").contains("master_link_status:up")
+                            && sentinels.stream().allMatch(sentinel ->
+                                    sentinel.callList("SENTINEL", "REPLICAS", MASTER_NAME).size() == 1
+                                            && sentinel.callList("SENTINEL", "SENTINELS", MASTER_NAME).size() == 2));
+            return set;
+        } catch (RuntimeException e) {
+            started.forEach(RedisServer::close);
+            throw e;
+        }
+    }
+
+    /** The master as started. */
+    public RedisServer master() {
+        return master;
+    }
+
+    /** The replica as started. */
+    public RedisServer replica() {
+        return replica;
+    }
+
+    /** The Sentinel URI of the master, naming all three Sentinels. */
+    public RedisURI uri() {
+        RedisURI.Builder uri = RedisURI.Builder.sentinel(sentinels.get(0).host(), sentinels.get(0).port(), MASTER_NAME);
+        sentinels.stream().skip(1).forEach(sentinel -> uri.withSentinel(sentinel.host(), sentinel.port()));
+        return uri.build();
+    }
+
+    /**
+     * Cuts the replica off from the master for good, as replication lag would: writes to the master from
+     * now on never reach it, though it stays a replica that the Sentinels may promote.
+     */
+    public void detachReplica() {
+        Replicas.detach(replica, master);
+    }
+
+    /**
+     * Has a Sentinel promote the replica ({@code SENTINEL FAILOVER}, which needs no agreement and works
+     * whether the master is up or not; a failover the Sentinels already started on their own counts as
+     * well), and waits until every Sentinel names the replica as the master.
+     */
+    public void failOver() {
+        String promoted = Integer.toString(replica.port());
+        await("a Sentinel to start the failover").atMost(SETTLE_TIMEOUT).pollInterval(POLL_INTERVAL)
+                .until(() -> {
+                    try {
+                        return "OK".equals(sentinels.get(0).call("SENTINEL", "FAILOVER", MASTER_NAME));
+                    } catch (IllegalStateException error) {
+                        // INPROG: one is already under way; NOGOODSLAVE: the replica is not yet fit, ask again.
+                        return String.valueOf(error.getMessage()).startsWith("INPROG");
+                    }
+                });
+        await("every Sentinel to name the replica as the master").atMost(SETTLE_TIMEOUT).pollInterval(POLL_INTERVAL)
+                .ignoreExceptions()
+                .until(() -> sentinels.stream().allMatch(sentinel ->
+                        sentinel.callList("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME).get(1).equals(promoted)));
+    }
+
+    /** Stops every process. */
+    @Override
+    public void close() {
+        Stream.concat(sentinels.stream(), Stream.of(replica, master)).forEach(RedisServer::close);
+    }
+}
