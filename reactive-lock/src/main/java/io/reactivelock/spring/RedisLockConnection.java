@@ -4,15 +4,12 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Lettuce client of the auto-configured lock (and for a Cluster its connection), shut down
- * after the lock is closed. Commands are rejected while disconnected, as
+ * The Lettuce client of the auto-configured lock, shut down after the lock is closed. Commands are rejected while disconnected, as
  * {@link ReactiveRedisLock#create(io.lettuce.core.RedisURI, LockOptions)} does, so that the lock
  * retries instead of replaying stale attempts.
  */
@@ -20,7 +17,6 @@ final class RedisLockConnection implements AutoCloseable {
 
     private final @Nullable RedisClient client;
     private final @Nullable RedisClusterClient clusterClient;
-    private @Nullable StatefulRedisClusterConnection<String, String> clusterConnection;
 
     private RedisLockConnection(@Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
         this.client = client;
@@ -47,16 +43,12 @@ final class RedisLockConnection implements AutoCloseable {
         if (client != null) {
             return ReactiveRedisLock.create(client, options);
         }
-        clusterConnection = clusterClient.connect(StringCodec.UTF8);
-        return ReactiveRedisLock.create(clusterConnection, options);
+        return ReactiveRedisLock.create(clusterClient, options);
     }
 
-    /** Closes the Cluster connection, if any, and shuts the client down; blocking. */
+    /** Shuts the client down; blocking. */
     @Override
     public void close() {
-        if (clusterConnection != null) {
-            clusterConnection.close();
-        }
         if (client != null) {
             client.shutdown();
         }
