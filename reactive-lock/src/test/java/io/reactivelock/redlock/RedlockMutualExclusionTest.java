@@ -1,24 +1,21 @@
 package io.reactivelock.redlock;
 
+import static io.reactivelock.support.CounterWorkload.BODIES;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
+import io.reactivelock.support.CounterWorkload;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * 32 concurrent bodies do a non-atomic read-modify-write of a counter kept in a separate Redis,
@@ -27,16 +24,11 @@ import reactor.core.scheduler.Schedulers;
  */
 class RedlockMutualExclusionTest {
 
-    private static final int BODIES = 32;
-
     private final List<RedisServer> nodes = new ArrayList<>();
     private RedisServer counterServer;
     private RedisClient client;
     private StatefulRedisConnection<String, String> connection;
-    private RedisReactiveCommands<String, String> counter;
-
-    private final AtomicInteger occupancy = new AtomicInteger();
-    private final AtomicInteger maxOccupancy = new AtomicInteger();
+    private CounterWorkload workload;
 
     @BeforeEach
     void setUp() {
@@ -46,7 +38,7 @@ class RedlockMutualExclusionTest {
         counterServer = RedisServer.start();
         client = RedisClient.create(counterServer.uri());
         connection = client.connect(StringCodec.UTF8);
-        counter = connection.reactive();
+        workload = new CounterWorkload(connection.reactive());
     }
 
     @AfterEach
@@ -65,40 +57,19 @@ class RedlockMutualExclusionTest {
                 LockOptions.builder().acquireTimeout(Duration.ofSeconds(30))
                         .backoff(Duration.ofMillis(2), Duration.ofMillis(50)).build(),
                 new RedlockOptions(Duration.ofSeconds(2), 0.01))) {
-            run(body -> lock.withLock("counter", Duration.ofSeconds(5), body));
+            workload.run(body -> lock.withLock("counter", Duration.ofSeconds(5), body)).block(Duration.ofSeconds(60));
         }
 
-        assertThat(counter.get("counter").block()).as("lost updates").isEqualTo(String.valueOf(BODIES));
-        assertThat(maxOccupancy).as("bodies inside at once").hasValue(1);
+        assertThat(workload.counter()).as("lost updates").isEqualTo(BODIES);
+        assertThat(workload.maxOccupancy()).as("bodies inside at once").isEqualTo(1);
     }
 
     @Test
     void withoutTheLockTheSameWorkloadLosesUpdatesOrOverlaps() {
-        run(Function.identity());
+        workload.run(Function.identity()).block(Duration.ofSeconds(60));
 
-        boolean lostUpdates = !String.valueOf(BODIES).equals(counter.get("counter").block());
-        assertThat(lostUpdates || maxOccupancy.get() > 1)
+        assertThat(workload.sawRace(BODIES))
                 .as("negative control: the checker must see the race when nothing prevents it")
                 .isTrue();
-    }
-
-    private void run(Function<Mono<String>, Mono<String>> guard) {
-        Flux.range(0, BODIES)
-                .flatMap(i -> guard.apply(readModifyWrite()), BODIES)
-                .then()
-                .block(Duration.ofSeconds(60));
-    }
-
-    private Mono<String> readModifyWrite() {
-        return Mono.defer(() -> {
-            maxOccupancy.accumulateAndGet(occupancy.incrementAndGet(), Math::max);
-            return counter.get("counter").defaultIfEmpty("0")
-                    .publishOn(Schedulers.parallel())
-                    .delayElement(Duration.ofMillis(2))
-                    .flatMap(value -> counter.set("counter", String.valueOf(Integer.parseInt(value) + 1)))
-                    .publishOn(Schedulers.parallel())
-                    // doOnTerminate runs before completion travels on to the release; doFinally would run after it.
-                    .doOnTerminate(occupancy::decrementAndGet);
-        });
     }
 }
