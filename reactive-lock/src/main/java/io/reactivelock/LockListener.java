@@ -3,8 +3,10 @@ package io.reactivelock;
 import java.time.Duration;
 
 /**
- * Hears what happens to the locks of one {@link ReactiveRedisLock}, for metrics and logs: set it
- * with {@link LockOptions.Builder#listener(LockListener)}. Every method does nothing by default.
+ * Hears what happens to the locks of one {@link ReactiveRedisLock},
+ * {@link io.reactivelock.redlock.RedlockLock} or {@link io.reactivelock.testing.InMemoryReactiveLock},
+ * for metrics and logs: set it with {@link LockOptions.Builder#listener(LockListener)}. Every method
+ * does nothing by default.
  *
  * <p>Methods are called on whichever thread the event happens (a Lettuce event loop, the lock's
  * scheduler, the caller's thread for bad arguments), so they must be quick, must not block and

@@ -319,7 +319,8 @@ public final class LockOptions {
 
         /**
          * Listener of lock events, for metrics such as
-         * {@code io.reactivelock.micrometer.LockMetrics}. Defaults to {@link LockListener#NONE}.
+         * {@code io.reactivelock.micrometer.LockMetrics}; every lock of the library calls it (the
+         * Redis, Redlock and in-memory ones). Defaults to {@link LockListener#NONE}.
          */
         public Builder listener(LockListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");

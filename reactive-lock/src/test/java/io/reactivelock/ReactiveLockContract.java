@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -360,6 +361,125 @@ abstract class ReactiveLockContract {
                 .isInstanceOf(NullPointerException.class).hasMessage("body");
     }
 
+    // ---- What the listener hears ----
+
+    /** A lock that fails at once on a busy name, reporting to {@code events}. */
+    private ReactiveLock listenedTo(LockListener events) {
+        return newLock(LockOptions.builder().acquireTimeout(Duration.ZERO).listener(events).build());
+    }
+
+    @Test
+    void listenerHearsABodyThatCompletesAsAcquiredThenReleased() {
+        RecordingListener events = new RecordingListener();
+        StepVerifier.create(listenedTo(events).withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete();
+        assertThat(events.list).containsExactly("acquired a", "released a");
+    }
+
+    @Test
+    void listenerHearsABusyLockAsAnAcquireFailureWithoutCause() {
+        RecordingListener events = new RecordingListener();
+        ReactiveLock lock = listenedTo(events);
+        Sinks.Empty<Void> finish = Sinks.empty();
+        Disposable holder = lock.withLock("a", TTL, finish.asMono()).subscribe();
+        eventually().until(() -> events.list.contains("acquired a"));
+
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(LockAcquisitionException.class);
+        assertThat(events.failures).singleElement()
+                .satisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class).hasNoCause());
+
+        finish.tryEmitEmpty();
+        eventually().until(() -> events.list.contains("released a"));
+        assertThat(events.list).containsExactly("acquired a", "acquireFailed a", "released a");
+        holder.dispose();
+    }
+
+    @Test
+    void listenerHearsRejectedArgumentsBeforeTheyAreThrown() {
+        RecordingListener events = new RecordingListener();
+        ReactiveLock lock = listenedTo(events);
+        assertThatThrownBy(() -> lock.withLock("", TTL, Mono.just(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> lock.withLock(null, TTL, Mono.just(1))).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> lock.withLock("a", Duration.ZERO, Mono.just(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(events.list).containsExactly("acquireFailed ", "acquireFailed null", "acquireFailed a");
+        assertThat(events.failures).extracting(Object::getClass).containsExactly(
+                IllegalArgumentException.class, NullPointerException.class, IllegalArgumentException.class);
+    }
+
+    @Test
+    void listenerHearsRenewalsWhileTheBodyRuns() {
+        RecordingListener events = new RecordingListener();
+        Sinks.Empty<Void> finish = Sinks.empty();
+        Disposable holder = listenedTo(events).withLock("a", Duration.ofMillis(300), finish.asMono()).subscribe();
+        eventually().until(() -> events.list.stream().filter("renewed a"::equals).count() >= 2);
+        finish.tryEmitEmpty();
+        eventually().until(() -> events.list.contains("released a"));
+        assertThat(events.list).first().isEqualTo("acquired a");
+        assertThat(events.list).last().isEqualTo("released a");
+        holder.dispose();
+    }
+
+    @Test
+    void listenerHearsALostLeaseBeforeTheRelease() {
+        RecordingListener events = new RecordingListener();
+        StepVerifier.create(listenedTo(events).withLock("a", Duration.ofMillis(300), Mono.never()))
+                .expectSubscription()
+                .then(() -> eventually().until(() -> events.list.contains("acquired a")))
+                .then(() -> expireLease("a"))
+                .expectError(LockLostException.class)
+                .verify(WAIT);
+        assertThat(events.list).filteredOn(e -> !e.startsWith("renewed"))
+                .containsExactly("acquired a", "lost a", "released a");
+        assertThat(events.lost).singleElement().isInstanceOf(LockLostException.class);
+    }
+
+    @Test
+    void listenerHearsTheMaximumLeaseTimeAsALostLease() {
+        RecordingListener events = new RecordingListener();
+        ReactiveLock capped = newLock(LockOptions.builder().maxLeaseTime(Duration.ofMillis(500)).listener(events).build());
+        StepVerifier.create(capped.withLock("a", Duration.ofMillis(200), Mono.never()))
+                .expectError(LeaseTimeExceededException.class)
+                .verify(WAIT);
+        assertThat(events.list).filteredOn(e -> !e.startsWith("renewed"))
+                .containsExactly("acquired a", "lost a", "released a");
+        assertThat(events.lost).singleElement().isInstanceOf(LeaseTimeExceededException.class);
+    }
+
+    @Test
+    void listenerHearsCancellingAHeldLockAsReleased() {
+        RecordingListener events = new RecordingListener();
+        StepVerifier.create(listenedTo(events).withLock("a", TTL, Mono.never()))
+                .expectSubscription()
+                .then(() -> eventually().until(() -> events.list.contains("acquired a")))
+                .thenCancel()
+                .verify(WAIT);
+        assertThat(events.list).containsExactly("acquired a", "released a");
+    }
+
+    @Test
+    void aListenerThatThrowsDoesNotChangeWhatTheCallerSees() {
+        LockListener throwing = new LockListener() {
+            @Override
+            public void acquired(String name, Duration waited) {
+                throw new IllegalStateException("listener bug");
+            }
+
+            @Override
+            public void acquireFailed(String name, Throwable error, Duration waited) {
+                throw new IllegalStateException("listener bug");
+            }
+
+            @Override
+            public void released(String name, Duration held) {
+                throw new IllegalStateException("listener bug");
+            }
+        };
+        ReactiveLock lock = newLock(LockOptions.builder().listener(throwing).build());
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete();
+        assertThat(isLocked("a")).as("released").isFalse();
+        assertThatThrownBy(() -> lock.withLock("", TTL, Mono.just(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 512");
+    }
+
     // ---- Reentrancy (ReentrantReactiveLock over this implementation) ----
 
     /** Fails at once on a busy lock: a nested call that waits for itself fails instead of hanging until a timeout. */
@@ -459,4 +579,5 @@ abstract class ReactiveLockContract {
         innerBody.assertWasNotSubscribed();
         assertThat(isLocked("a")).isFalse();
     }
+
 }

@@ -14,7 +14,9 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Micrometer meters of a {@link io.reactivelock.ReactiveRedisLock}, fed as its listener:
+ * Micrometer meters of a lock of this library ({@link io.reactivelock.ReactiveRedisLock},
+ * {@link io.reactivelock.redlock.RedlockLock} or {@link io.reactivelock.testing.InMemoryReactiveLock}),
+ * fed as its listener:
  *
  * <pre>{@code
  * LockOptions options = LockOptions.builder().listener(new LockMetrics(meterRegistry, false)).build();

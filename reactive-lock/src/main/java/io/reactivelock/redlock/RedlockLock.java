@@ -9,6 +9,7 @@ import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockException;
 import io.reactivelock.LockLease;
+import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
@@ -18,6 +19,7 @@ import io.reactivelock.internal.Leases;
 import io.reactivelock.internal.LockKeys;
 import io.reactivelock.internal.LockScripts;
 import io.reactivelock.internal.LuaScript;
+import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.ScriptExecutor;
 import io.reactivelock.internal.Tokens;
 import java.time.Duration;
@@ -94,6 +96,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
     private final RedlockOptions redlock;
     private final LockKeys keys;
     private final Backoff backoff;
+    private final LockListener listener;
     private final RedisClient client;
     private final List<StatefulRedisConnection<String, String>> connections;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -106,6 +109,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
         this.redlock = redlock;
         this.keys = new LockKeys(options.keyPrefix());
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.listener = SafeLockListener.of(options.listener());
         this.client = client;
         this.connections = List.copyOf(connections);
         Tokens.seed();
@@ -201,17 +205,24 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
      */
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        Arguments.checkName(name);
-        Arguments.checkTtl(ttl, options);
-        Objects.requireNonNull(body, "body");
-        if (ttl.toNanos() <= redlock.nodeTimeout().toNanos() + redlock.driftNanos(ttl)) {
-            throw new IllegalArgumentException("ttl (" + ttl + ") must exceed the node timeout (" + redlock.nodeTimeout()
-                    + ") plus the clock drift allowance (" + Duration.ofNanos(redlock.driftNanos(ttl)) + ")");
+        try {
+            Arguments.checkName(name);
+            Arguments.checkTtl(ttl, options);
+            Objects.requireNonNull(body, "body");
+            if (ttl.toNanos() <= redlock.nodeTimeout().toNanos() + redlock.driftNanos(ttl)) {
+                throw new IllegalArgumentException("ttl (" + ttl + ") must exceed the node timeout (" + redlock.nodeTimeout()
+                        + ") plus the clock drift allowance (" + Duration.ofNanos(redlock.driftNanos(ttl)) + ")");
+            }
+        } catch (RuntimeException e) {
+            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
+            throw e;
         }
         String lockKey = keys.lockKey(name);
         return Mono.defer(() -> {
             if (closed.get()) {
-                return Mono.error(new IllegalStateException("lock '" + name + "' requested after close()"));
+                IllegalStateException error = new IllegalStateException("lock '" + name + "' requested after close()");
+                listener.acquireFailed(name, error, Duration.ZERO);
+                return Mono.error(error);
             }
             Session session = new Session(name, lockKey, ttl);
             return Mono.usingWhen(session.acquire(), lease -> session.run(lease, body),
@@ -364,6 +375,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
         private final AtomicInteger attempts = new AtomicInteger();
         private volatile boolean everHeld;
+        private volatile long heldSinceNanos;
         private volatile @Nullable String lastShortfall;
         private volatile @Nullable Throwable lastError;
         private volatile @Nullable Round lastRenewal;
@@ -446,10 +458,12 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
         private Throwable acquisitionFailure(Throwable error) {
             Duration waited = Duration.ofNanos(System.nanoTime() - startNanos);
             String shortfall = lastShortfall;
-            if ((error == NoMajority.INSTANCE || error instanceof TimeoutException) && shortfall != null) {
-                return new LockAcquisitionException(name, attempts.get(), waited, shortfall, lastError);
-            }
-            return new LockAcquisitionException(name, attempts.get(), waited, ScriptExecutor.unwrap(error));
+            LockAcquisitionException failure = (error == NoMajority.INSTANCE || error instanceof TimeoutException)
+                            && shortfall != null
+                    ? new LockAcquisitionException(name, attempts.get(), waited, shortfall, lastError)
+                    : new LockAcquisitionException(name, attempts.get(), waited, ScriptExecutor.unwrap(error));
+            listener.acquireFailed(name, failure, waited);
+            return failure;
         }
 
         <T> Mono<T> run(LockLease lease, Function<? super LockLease, ? extends Mono<T>> body) {
@@ -457,6 +471,8 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                 return Mono.empty(); // the subscriber left while the grant was in flight; finish() released it
             }
             everHeld = true;
+            heldSinceNanos = System.nanoTime();
+            listener.acquired(name, Duration.ofNanos(heldSinceNanos - startNanos));
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
             return Mono.firstWithSignal(work, watchdog(lease));
         }
@@ -469,7 +485,9 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                     .concatMap(tick -> renew(lease, every), 1);
             Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
                     .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap).then(Mono.never());
+            return Flux.merge(renewals, cap)
+                    .doOnError(LockException.class, error -> listener.lost(name, error))
+                    .then(Mono.never());
         }
 
         private Mono<Void> renew(LockLease lease, Duration every) {
@@ -482,6 +500,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                 return collect(replies, Round::hasMajority).flatMap(round -> {
                     if (round.hasMajority()) {
                         Leases.extendTo(lease, sentAt + ttlNanos - driftNanos);
+                        listener.renewed(name);
                         return Mono.empty();
                     }
                     if (round.majorityRefused()) {
@@ -517,6 +536,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
             if (!state.compareAndSet(HELD, DONE)) {
                 return Mono.empty();
             }
+            listener.released(name, Duration.ofNanos(System.nanoTime() - heldSinceNanos));
             return releaseOn(nodes).doOnNext(round -> {
                 if (!round.majorityAnswered()) {
                     Throwable cause = round.lastError;

@@ -2,12 +2,15 @@ package io.reactivelock.testing;
 
 import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockException;
 import io.reactivelock.LockLease;
+import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.internal.Arguments;
 import io.reactivelock.internal.Leases;
+import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.Tokens;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -47,18 +50,22 @@ import reactor.core.scheduler.Scheduler;
  *         .verify();
  * }</pre>
  *
- * <p>Of the options it uses the acquire timeout, the renewal interval, the maximum lease time and
- * the scheduler; waiters are served in arrival order. A body running in this JVM always renews in
- * time: its lease ends only by {@link #expire}, the maximum lease time, or its end.
- * {@link LockLease#remaining()} counts in real time, also under virtual time. Thread-safe.
+ * <p>Of the options it uses the acquire timeout, the renewal interval, the maximum lease time, the
+ * scheduler and the {@linkplain LockOptions#listener() listener}, which hears the same events as
+ * from the Redis lock, its durations measured on the scheduler's clock; waiters are served in
+ * arrival order. A body running in this JVM always renews in time: its lease ends only by
+ * {@link #expire}, the maximum lease time, or its end. {@link LockLease#remaining()} counts in
+ * real time, also under virtual time. Thread-safe.
  */
 public final class InMemoryReactiveLock implements ReactiveLock {
 
     private final LockOptions options;
+    private final LockListener listener;
     private final Store store;
 
     private InMemoryReactiveLock(LockOptions options, Store store) {
         this.options = Objects.requireNonNull(options, "options");
+        this.listener = SafeLockListener.of(options.listener());
         this.store = store;
     }
 
@@ -67,7 +74,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         return create(LockOptions.defaults());
     }
 
-    /** An in-memory lock with the given acquire timeout, renewal interval, maximum lease time and scheduler. */
+    /** An in-memory lock with the given acquire timeout, renewal interval, maximum lease time, scheduler and listener. */
     public static InMemoryReactiveLock create(LockOptions options) {
         return new InMemoryReactiveLock(options, new Store());
     }
@@ -91,9 +98,14 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        Arguments.checkName(name);
-        Arguments.checkTtl(ttl, options);
-        Objects.requireNonNull(body, "body");
+        try {
+            Arguments.checkName(name);
+            Arguments.checkTtl(ttl, options);
+            Objects.requireNonNull(body, "body");
+        } catch (RuntimeException e) {
+            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
+            throw e;
+        }
         return Mono.defer(() -> {
             Session session = new Session(name, ttl, options.scheduler());
             Mono<Void> release = Mono.fromRunnable(session::leave);
@@ -244,6 +256,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         private final long startNanos;
         private @Nullable MonoSink<LockLease> sink;
         private boolean done;
+        /** Whether the body was started, and when; guarded by the store's monitor. */
+        private boolean running;
+        private long heldSinceNanos;
 
         Session(String name, Duration ttl, Scheduler scheduler) {
             this.name = name;
@@ -290,11 +305,22 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         }
 
         private LockAcquisitionException busyFailure() {
-            return new LockAcquisitionException(name, 1,
-                    Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - startNanos), null);
+            Duration waited = Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - startNanos);
+            LockAcquisitionException failure = new LockAcquisitionException(name, 1, waited, null);
+            listener.acquireFailed(name, failure, waited);
+            return failure;
         }
 
         <T> Mono<T> run(LockLease lease, Function<? super LockLease, ? extends Mono<T>> body) {
+            long now = scheduler.now(TimeUnit.NANOSECONDS);
+            synchronized (store) {
+                if (done) {
+                    return Mono.empty(); // the subscriber left while the grant was delivered; leave() freed the lock
+                }
+                running = true;
+                heldSinceNanos = now;
+            }
+            listener.acquired(name, Duration.ofNanos(now - startNanos));
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
             return Mono.firstWithSignal(work, watchdog(lease));
         }
@@ -306,7 +332,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
                     .concatMap(tick -> renew(lease), 1);
             Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
                     .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap).then(Mono.never());
+            return Flux.merge(renewals, cap)
+                    .doOnError(LockException.class, error -> listener.lost(name, error))
+                    .then(Mono.never());
         }
 
         private Mono<Void> renew(LockLease lease) {
@@ -318,27 +346,35 @@ public final class InMemoryReactiveLock implements ReactiveLock {
                     }
                 }
                 Leases.extendTo(lease, System.nanoTime() + ttlNanos);
+                listener.renewed(name);
                 return Mono.empty();
             });
         }
 
-        /** Ends this session: leaves the line, or frees the lock if it still holds it. Idempotent. */
+        /**
+         * Ends this session: leaves the line, or frees the lock if it still holds it; a started
+         * body is heard as released, even after its lease was lost. Idempotent.
+         */
         void leave() {
             Grant next = null;
+            boolean wasRunning;
+            long heldSince;
             synchronized (store) {
                 if (done) {
                     return;
                 }
                 done = true;
+                wasRunning = running;
+                heldSince = heldSinceNanos;
                 Slot slot = store.slots.get(name);
-                if (slot == null) {
-                    return;
-                }
-                if (slot.holder == this) {
+                if (slot != null && slot.holder == this) {
                     next = free(name, slot);
-                } else {
+                } else if (slot != null) {
                     slot.waiters.remove(this);
                 }
+            }
+            if (wasRunning) {
+                listener.released(name, Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - heldSince));
             }
             if (next != null) {
                 next.deliver();
