@@ -226,7 +226,10 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             }
             if (pending.incrementAndGet() > options.maxPendingAcquisitions()) {
                 pending.decrementAndGet();
-                return Mono.error(new TooManyPendingAcquisitionsException(name, options.maxPendingAcquisitions()));
+                TooManyPendingAcquisitionsException error =
+                        new TooManyPendingAcquisitionsException(name, options.maxPendingAcquisitions());
+                listener.acquireFailed(name, error, Duration.ZERO);
+                return Mono.error(error);
             }
             Session session = new Session(name, lockKey, ttl); // gives the slot back when it leaves ACQUIRING
             return Mono.usingWhen(session.acquire(), lease -> session.run(lease, body),

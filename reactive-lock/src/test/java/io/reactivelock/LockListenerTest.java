@@ -9,11 +9,12 @@ import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
 /**
- * What a {@link LockListener} hears from {@link ReactiveRedisLock} alone: a closed lock and a
- * failing Redis. What every lock makes it hear is in {@link ReactiveLockContract}.
+ * What a {@link LockListener} hears from {@link ReactiveRedisLock} alone: a closed lock, a refused
+ * acquisition and a failing Redis. What every lock makes it hear is in {@link ReactiveLockContract}.
  */
 @WithRedis
 class LockListenerTest {
@@ -53,5 +54,21 @@ class LockListenerTest {
         assertThat(events.list).containsExactly("acquireFailed a");
         assertThat(events.failures).singleElement().satisfies(e -> assertThat(e)
                 .isInstanceOf(LockAcquisitionException.class).hasCauseInstanceOf(TimeoutException.class));
+    }
+
+    @Test
+    void anAcquisitionRefusedForTooManyPendingIsHeardAsAnAcquireFailure(RedisServer redis) {
+        LockOptions options = LockOptions.builder().maxPendingAcquisitions(1).listener(events).build();
+        try (ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options)) {
+            redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
+            Sinks.Empty<Void> stop = Sinks.empty();
+            Mono<Object> waiting = lock.withLock("a", TTL, Mono.empty()).takeUntilOther(stop.asMono()).cache();
+            waiting.subscribe();
+            StepVerifier.create(lock.withLock("b", TTL, Mono.just(1))).verifyError(TooManyPendingAcquisitionsException.class);
+            stop.tryEmitEmpty();
+            waiting.block(WAIT);
+        }
+        assertThat(events.list).containsExactly("acquireFailed b");
+        assertThat(events.failures).singleElement().isInstanceOf(TooManyPendingAcquisitionsException.class);
     }
 }
