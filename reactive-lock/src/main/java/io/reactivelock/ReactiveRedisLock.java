@@ -512,7 +512,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private Mono<Void> handOffOrRelease() {
             ReleaseNotices.Waiter<Session> next = notices == null
                     ? null
-                    : notices.reserveLongestWaiting(channel, !options.fair());
+                    // Non-fair runs of local hand-offs last at most one longest backoff step, the
+                    // longest a waiter elsewhere sleeps between attempts; fair mode keeps Redis's order.
+                    : notices.reserveLongestWaiting(channel, options.fair() ? null : options.maxBackoff());
             if (next == null) {
                 return releaseCommand();
             }

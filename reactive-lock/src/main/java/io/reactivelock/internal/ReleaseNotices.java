@@ -7,7 +7,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -31,18 +31,16 @@ import reactor.util.Loggers;
  * channels after a reconnect.
  *
  * <p>A releasing holder may also {@linkplain #reserveLongestWaiting reserve} the local waiter that
- * has waited longest and hand the lock straight to it. At most {@link #MAX_LOCAL_HAND_OFFS} such
- * hand-offs follow each other on one channel; then one ordinary release gives waiters in other
+ * has waited longest and hand the lock straight to it. A run of such hand-offs on one channel can
+ * be limited in time; the release that ends it is an ordinary one, which gives waiters in other
  * processes their chance, so they cannot starve behind local ones.
  *
  * @param <S> what each waiter stands for (the acquisition a hand-off is delivered to)
  */
 public final class ReleaseNotices<S> {
 
-    /** How many local hand-offs in a row a channel allows before an ordinary release. */
-    public static final int MAX_LOCAL_HAND_OFFS = 8;
-
     private static final Logger log = Loggers.getLogger(ReleaseNotices.class);
+    private static final long NO_RUN = Long.MIN_VALUE;
 
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final ConcurrentHashMap<String, Channel<S>> channels = new ConcurrentHashMap<>();
@@ -84,24 +82,31 @@ public final class ReleaseNotices<S> {
 
     /**
      * Reserves the local waiter on {@code channel} that has waited longest and is not reserved yet,
-     * for a hand-off; returns null when there is none, or, if {@code limitRuns}, when this channel
-     * has had {@link #MAX_LOCAL_HAND_OFFS} local hand-offs in a row (the count then starts again).
+     * for a hand-off. Returns null when there is none, or when the run of hand-offs on this channel
+     * started at least {@code maxRun} ago ({@code null}: no limit); the next run starts with the
+     * next hand-off after that.
      */
-    public @Nullable Waiter<S> reserveLongestWaiting(String channel, boolean limitRuns) {
+    public @Nullable Waiter<S> reserveLongestWaiting(String channel, @Nullable Duration maxRun) {
         Channel<S> c = channels.get(channel);
         if (c == null) {
             return null;
         }
-        if (limitRuns && c.localHandOffs.incrementAndGet() > MAX_LOCAL_HAND_OFFS) {
-            c.localHandOffs.set(0);
-            return null;
+        if (maxRun != null) {
+            long now = System.nanoTime();
+            long started = c.runStartedNanos.get();
+            if (started == NO_RUN) {
+                c.runStartedNanos.compareAndSet(NO_RUN, now);
+            } else if (now - started >= maxRun.toNanos()) {
+                c.runStartedNanos.set(NO_RUN);
+                return null;
+            }
         }
         for (Waiter<S> w : c.waiters) {
             if (!w.left.get() && w.reserved.compareAndSet(false, true)) {
                 return w;
             }
         }
-        c.localHandOffs.set(0);
+        c.runStartedNanos.set(NO_RUN);
         return null;
     }
 
@@ -136,7 +141,8 @@ public final class ReleaseNotices<S> {
     private static final class Channel<S> {
         final Queue<Waiter<S>> waiters = new ConcurrentLinkedQueue<>();
         final AtomicBoolean unclaimedNotice = new AtomicBoolean();
-        final AtomicInteger localHandOffs = new AtomicInteger();
+        /** When the current run of local hand-offs started ({@link System#nanoTime()}), or {@link #NO_RUN}. */
+        final AtomicLong runStartedNanos = new AtomicLong(NO_RUN);
         /** Redis confirmed the subscription: from now on every release of this lock is announced here. */
         volatile boolean listening;
     }
