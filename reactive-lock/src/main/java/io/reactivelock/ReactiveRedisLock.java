@@ -209,14 +209,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
 
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        try {
-            Arguments.checkName(name);
-            Arguments.checkTtl(ttl, options);
-            Objects.requireNonNull(body, "body");
-        } catch (RuntimeException e) {
-            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
-            throw e;
-        }
+        Arguments.checkCall(name, ttl, body, options, listener, () -> {});
         String lockKey = keys.lockKey(name);
         return Mono.defer(() -> {
             if (closed.get()) {
@@ -287,7 +280,6 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private final long startNanos = System.nanoTime();
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
         private final AtomicInteger attempts = new AtomicInteger();
-        private volatile boolean everHeld;
         private volatile long heldSinceNanos;
         private volatile ReleaseNotices.@Nullable Waiter<Session> waiter;
         /** The lease a releasing holder in this process handed straight to this acquisition. */
@@ -378,14 +370,17 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             }
             attempts.incrementAndGet();
             long sentAt = System.nanoTime();
+            // Checked before the reply reaches the subscriber: a grant seen after this session ended
+            // is released, whether the session never held the lock or already released it (an
+            // earlier attempt's grant can run after that release through a NOSCRIPT fallback).
             CompletableFuture<Long> reply = scripts
                     .run(options.fair() ? LockScripts.ACQUIRE_FAIR : LockScripts.ACQUIRE, acquireKeys, acquireArgs)
-                    .toCompletableFuture();
-            reply.whenComplete((fence, error) -> {
-                if (fence != null && fence > 0 && state.get() == DONE && !everHeld) {
-                    releaseInBackground("a grant that arrived after the acquisition ended");
-                }
-            });
+                    .toCompletableFuture()
+                    .whenComplete((fence, error) -> {
+                        if (fence != null && fence > 0 && state.get() == DONE) {
+                            releaseInBackground("a grant that arrived after the acquisition ended");
+                        }
+                    });
             return Mono.fromFuture(reply, true)
                     .timeout(options.commandTimeout(), scheduler)
                     .doOnError(error -> lastError = error)
@@ -412,7 +407,6 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 return Mono.empty(); // the subscriber left while the grant was in flight; finish() released it
             }
             pending.decrementAndGet();
-            everHeld = true;
             heldSinceNanos = System.nanoTime();
             listener.acquired(name, Duration.ofNanos(heldSinceNanos - startNanos));
             stopWaiting();
@@ -565,12 +559,12 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         }
 
         /**
-         * Releases what a hand-off may have given this acquisition if it ended without running
-         * its body. An acquisition that ends later releases on its own: its release reaches Redis
-         * after the hand-off, on the same connection.
+         * Releases what a hand-off may have given this acquisition if it has already ended. An
+         * acquisition that ends later releases on its own: its release reaches Redis after the
+         * hand-off, on the same connection.
          */
         private boolean releaseIfEnded(String what) {
-            if (state.get() == DONE && !everHeld) {
+            if (state.get() == DONE) {
                 releaseInBackground(what);
                 return true;
             }

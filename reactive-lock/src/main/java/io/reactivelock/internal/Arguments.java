@@ -1,5 +1,6 @@
 package io.reactivelock.internal;
 
+import io.reactivelock.LockListener;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
 import java.time.Duration;
@@ -9,6 +10,23 @@ import java.util.Objects;
 public final class Arguments {
 
     private Arguments() {}
+
+    /**
+     * The checks every {@code withLock} makes of its arguments, plus {@code more} (an
+     * implementation's own); a failure is told to {@code listener}, then thrown.
+     */
+    public static void checkCall(String name, Duration ttl, Object body, LockOptions options, LockListener listener,
+            Runnable more) {
+        try {
+            checkName(name);
+            checkTtl(ttl, options);
+            Objects.requireNonNull(body, "body");
+            more.run();
+        } catch (RuntimeException e) {
+            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
+            throw e;
+        }
+    }
 
     /** Checks a lock name; returns it. */
     public static String checkName(String name) {

@@ -205,18 +205,12 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
      */
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        try {
-            Arguments.checkName(name);
-            Arguments.checkTtl(ttl, options);
-            Objects.requireNonNull(body, "body");
+        Arguments.checkCall(name, ttl, body, options, listener, () -> {
             if (ttl.toNanos() <= redlock.nodeTimeout().toNanos() + redlock.driftNanos(ttl)) {
                 throw new IllegalArgumentException("ttl (" + ttl + ") must exceed the node timeout (" + redlock.nodeTimeout()
                         + ") plus the clock drift allowance (" + Duration.ofNanos(redlock.driftNanos(ttl)) + ")");
             }
-        } catch (RuntimeException e) {
-            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
-            throw e;
-        }
+        });
         String lockKey = keys.lockKey(name);
         return Mono.defer(() -> {
             if (closed.get()) {
@@ -374,7 +368,6 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
         private final long startNanos = System.nanoTime();
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
         private final AtomicInteger attempts = new AtomicInteger();
-        private volatile boolean everHeld;
         private volatile long heldSinceNanos;
         private volatile @Nullable String lastShortfall;
         private volatile @Nullable Throwable lastError;
@@ -410,13 +403,14 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
             long sentAt = System.nanoTime();
             List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
             for (ScriptExecutor node : nodes) {
-                CompletableFuture<Long> reply = send(node, LockScripts.ACQUIRE, acquireKeys, acquireArgs);
-                reply.whenComplete((fence, error) -> {
-                    if (fence != null && fence > 0 && state.get() == DONE && !everHeld) {
+                // Checked before the reply counts towards a majority: a grant seen after this session
+                // ended is released on that node, whether the session never held the lock or already
+                // sent its release there (a NOSCRIPT fallback lets that release run before the grant).
+                replies.add(send(node, LockScripts.ACQUIRE, acquireKeys, acquireArgs).whenComplete((fence, error) -> {
+                    if (fence != null && fence > 0 && state.get() == DONE) {
                         releaseInBackground(List.of(node), "a grant that arrived after the acquisition ended");
                     }
-                });
-                replies.add(reply);
+                }));
             }
             return collect(replies, Round::hasMajority).flatMap(round -> {
                 long validUntil = sentAt + ttlNanos - driftNanos;
@@ -470,7 +464,6 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
             if (!state.compareAndSet(ACQUIRING, HELD)) {
                 return Mono.empty(); // the subscriber left while the grant was in flight; finish() released it
             }
-            everHeld = true;
             heldSinceNanos = System.nanoTime();
             listener.acquired(name, Duration.ofNanos(heldSinceNanos - startNanos));
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));

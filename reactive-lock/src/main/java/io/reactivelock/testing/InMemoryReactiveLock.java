@@ -98,14 +98,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        try {
-            Arguments.checkName(name);
-            Arguments.checkTtl(ttl, options);
-            Objects.requireNonNull(body, "body");
-        } catch (RuntimeException e) {
-            listener.acquireFailed(String.valueOf(name), e, Duration.ZERO);
-            throw e;
-        }
+        Arguments.checkCall(name, ttl, body, options, listener, () -> {});
         return Mono.defer(() -> {
             Session session = new Session(name, ttl, options.scheduler());
             Mono<Void> release = Mono.fromRunnable(session::leave);

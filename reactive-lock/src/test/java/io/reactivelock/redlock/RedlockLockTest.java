@@ -10,6 +10,7 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
+import io.reactivelock.internal.LockScripts;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -269,6 +270,24 @@ class RedlockLockTest {
         // The frozen node runs the abandoned acquire when it wakes, then the release queued behind it.
         frozen.resume();
         poll().until(() -> ranAnAcquireAndNowHoldsNothing(frozen, "a"));
+    }
+
+    @Test
+    void aGrantThatOvertakesTheReleaseThroughTheNoscriptFallbackIsReleasedToo() {
+        // Two nodes restarted without our acquire script but with the release one: there the acquire
+        // needs NOSCRIPT then EVAL, so the release, sent meanwhile, runs first and the grant after it.
+        RedlockLock lock = lock();
+        List<RedisServer> slow = servers.subList(3, 5);
+        for (RedisServer node : slow) {
+            node.call("SCRIPT", "FLUSH");
+            node.call("SCRIPT", "LOAD", LockScripts.RELEASE.source());
+            node.pause();
+        }
+        assertThat(lock.withLock("a", TTL, Mono.just("done")).block(WAIT)).isEqualTo("done");
+        slow.forEach(RedisServer::resume);
+
+        poll().until(() -> slow.stream().allMatch(node -> ranAnAcquireAndNowHoldsNothing(node, "a")));
+        awaitNodesHolding("a", 0);
     }
 
     @Test
