@@ -307,7 +307,7 @@ public final class LockOptions {
          * Most acquisitions one lock instance keeps in progress (subscribed, not yet holding) at
          * once, so that a burst of callers cannot pile up without limit. Past it, a new
          * subscription fails at once with {@link TooManyPendingAcquisitionsException} and sends
-         * nothing to Redis. Positive. Defaults to 10,000.
+         * nothing to Redis. Applies to {@link ReactiveRedisLock}. Positive. Defaults to 10,000.
          */
         public Builder maxPendingAcquisitions(int maxPendingAcquisitions) {
             if (maxPendingAcquisitions < 1) {

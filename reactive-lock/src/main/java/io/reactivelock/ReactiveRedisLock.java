@@ -276,6 +276,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private final long ttlNanos;
         private final String ttlMillis;
         private final String fenceRetention;
+        private final long renewalEveryNanos;
         private final Scheduler scheduler = options.scheduler();
         private final long startNanos = System.nanoTime();
         private final AtomicInteger state = new AtomicInteger(ACQUIRING);
@@ -284,6 +285,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         private volatile ReleaseNotices.@Nullable Waiter<Session> waiter;
         /** The lease a releasing holder in this process handed straight to this acquisition. */
         private volatile @Nullable LockLease handedLease;
+        /** Set before a holder in this process sends a hand-off to this acquisition. */
+        private volatile boolean mayBeHandedTheLock;
         private volatile @Nullable Throwable lastError;
         private volatile @Nullable Throwable lastRenewError;
 
@@ -293,6 +296,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             this.ttlMillis = Long.toString(ttl.toMillis());
             this.channel = LockKeys.releaseChannel(lockKey);
             this.fenceRetention = Long.toString(ttl.plus(FENCE_RETENTION).toMillis());
+            this.renewalEveryNanos = options.renewalIntervalFor(ttl).toNanos();
             String fenceKey = LockKeys.fenceKey(lockKey);
             this.lockKeys = new String[] {lockKey};
             if (options.fair()) {
@@ -318,6 +322,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                 Throwable failure = signal.failure();
                 if (failure != Busy.INSTANCE && !RedisErrors.isTransient(failure)) {
                     return Mono.error(failure);
+                }
+                ReleaseNotices.Waiter<Session> joined = waiter;
+                if (failure != Busy.INSTANCE && joined != null) {
+                    // A waiter retrying after a Redis error can still be handed the lock: let that end the wait.
+                    return joined.sleep(backoff.step(signal.totalRetriesInARow()), scheduler).thenReturn(signal);
                 }
                 if (failure != Busy.INSTANCE || notices == null) {
                     return Mono.delay(backoff.step(signal.totalRetriesInARow()), scheduler).thenReturn(signal);
@@ -365,9 +374,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
 
         private Mono<LockLease> attempt() {
             LockLease handed = handedLease;
-            if (handed != null) {
+            if (handed != null && handed.validUntilNanos() - System.nanoTime() > ttlNanos - renewalEveryNanos) {
                 return Mono.just(handed);
             }
+            // Not handed over, or too long ago for the first renewal to come in time: a normal
+            // attempt, which with this token extends a lock handed to it and returns its fence.
             attempts.incrementAndGet();
             long sentAt = System.nanoTime();
             // Checked before the reply reaches the subscriber: a grant seen after this session ended
@@ -489,7 +500,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             if (state.compareAndSet(ACQUIRING, DONE)) {
                 pending.decrementAndGet();
                 stopWaiting();
-                if (attempts.get() > 0 || handedLease != null) {
+                if (attempts.get() > 0 || mayBeHandedTheLock) {
                     releaseInBackground("an abandoned acquisition");
                 }
             }
@@ -515,20 +526,28 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             Session recipient = next.owner();
             return Mono.defer(() -> {
                 long sentAt = System.nanoTime();
-                Mono<Long> handOff = options.fair()
-                        ? command(LockScripts.RELEASE_FAIR, releaseKeys, concat(releaseArgs, recipient.token,
+                recipient.mayBeHandedTheLock = true; // before sending: its finish() then releases whatever happens
+                // The grant is taken from the command itself, so that one answered after our timeout
+                // still reaches the recipient (or is released if the recipient has ended).
+                CompletableFuture<Long> handOff = (options.fair()
+                        ? scripts.run(LockScripts.RELEASE_FAIR, releaseKeys, concat(releaseArgs, recipient.token,
                                 recipient.ttlMillis))
-                        : command(LockScripts.HAND_OVER, acquireKeys, token, recipient.token,
-                                recipient.fenceRetention, recipient.ttlMillis);
-                return handOff
-                        .doOnNext(result -> {
-                            if (options.fair() ? result > 1 : result > 0) {
+                        : scripts.run(LockScripts.HAND_OVER, acquireKeys, token, recipient.token,
+                                recipient.fenceRetention, recipient.ttlMillis))
+                        .toCompletableFuture()
+                        .whenComplete((result, error) -> {
+                            if (result != null && handedOver(result)) {
                                 recipient.receive(result, sentAt);
-                                return;
                             }
-                            next.unreserve();
-                            if (!options.fair()) { // the lease was already gone: the waiter tries on its own
-                                next.handOver();
+                        });
+                return Mono.fromFuture(handOff, true)
+                        .timeout(options.commandTimeout(), scheduler)
+                        .doOnNext(result -> {
+                            if (!handedOver(result)) {
+                                next.unreserve();
+                                if (!options.fair()) { // the lease was already gone: the waiter tries on its own
+                                    next.handOver();
+                                }
                             }
                         })
                         .then()
@@ -539,6 +558,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                             return releaseCommand();
                         });
             });
+        }
+
+        /** Whether a hand-off script's result means the named waiter got the lock (then it is the fence). */
+        private boolean handedOver(long result) {
+            return options.fair() ? result > 1 : result > 0;
         }
 
         private static String[] concat(String[] args, String... more) {

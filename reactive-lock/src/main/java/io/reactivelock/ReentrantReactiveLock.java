@@ -55,7 +55,9 @@ public final class ReentrantReactiveLock implements ReactiveLock {
             names.put(name, held);
             Map<String, Held> inner = Map.copyOf(names);
             return Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"))
-                    .doFinally(signal -> held.ended = true)
+                    // Before the signal travels on to the release: a joined call after it must fail.
+                    .doOnTerminate(() -> held.ended = true)
+                    .doOnCancel(() -> held.ended = true)
                     .contextWrite(context -> context.put(heldKey, inner));
         }));
         return Mono.deferContextual(context -> {
