@@ -62,22 +62,26 @@ public final class ReleaseNotices<S> {
     public Waiter<S> join(String channel, String token, S owner) {
         Waiter<S> waiter = new Waiter<>(this, channel, token, owner);
         channels.compute(channel, (name, existing) -> {
-            Channel<S> c = existing;
-            if (c == null) {
-                Channel<S> created = new Channel<>();
-                connection.async().subscribe(name).whenComplete((ok, e) -> {
-                    if (e == null) {
-                        created.listening = true;
-                    } else {
-                        log.debug("Could not subscribe to {}; waiters fall back to polling", name, e);
-                    }
-                });
-                c = created;
+            Channel<S> c = existing == null ? new Channel<>() : existing;
+            if (c.subscribing.compareAndSet(false, true)) { // a new channel, or one whose subscribe failed
+                subscribe(name, c);
             }
             c.waiters.add(waiter);
             return c;
         });
         return waiter;
+    }
+
+    private void subscribe(String name, Channel<S> c) {
+        connection.async().subscribe(name).whenComplete((ok, e) -> {
+            if (e == null) {
+                c.listening = true;
+            } else {
+                // Until a later waiter joins and subscribes again, the waiters here poll with backoff.
+                c.subscribing.set(false);
+                log.debug("Could not subscribe to {}; waiters fall back to polling", name, e);
+            }
+        });
     }
 
     /**
@@ -145,6 +149,8 @@ public final class ReleaseNotices<S> {
         final AtomicLong runStartedNanos = new AtomicLong(NO_RUN);
         /** Redis confirmed the subscription: from now on every release of this lock is announced here. */
         volatile boolean listening;
+        /** A subscribe was sent and has not failed. */
+        final AtomicBoolean subscribing = new AtomicBoolean();
     }
 
     /** One acquisition's membership of a channel. */

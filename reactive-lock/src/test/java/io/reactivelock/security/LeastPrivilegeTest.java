@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -144,5 +145,21 @@ class LeastPrivilegeTest {
                 })
                 .verify(WAIT);
         assertThat(redis.call("EXISTS", "lock:{a}")).isEqualTo("0");
+    }
+
+    @Test
+    void aSubscriptionRefusedOnceIsSentAgainWhenTheNextWaiterJoins() {
+        // The lock user first lacks its channel pattern: the first waiter's SUBSCRIBE is refused.
+        redis.call("ACL", "SETUSER", LockUser.NAME, "resetchannels");
+        ReactiveRedisLock lock = lockUser(LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build());
+        redis.call("SET", "lock:{a}", "someone-else", "PX", "60000");
+        Disposable first = lock.withLock("a", TTL, Mono.empty()).subscribe();
+        await().atMost(WAIT).until(() -> aclLog().toString().contains("lock:{a}:released"));
+
+        redis.call("ACL", "SETUSER", LockUser.NAME, "&lock:*");
+        Disposable second = lock.withLock("a", TTL, Mono.empty()).subscribe();
+        await().atMost(WAIT).until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:released"));
+        first.dispose();
+        second.dispose();
     }
 }
