@@ -29,6 +29,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * at once (both lost their server), one of them parks there; BlockHound's error then ended that
  * connection's reconnection for good, and it stayed "not connected" after a Sentinel failover.
  *
+ * <p>Lettuce's Cluster connection caches the write connection of each slot; storing one in that
+ * cache takes its {@code stateLock} for a few instructions. Two threads writing to a slot whose
+ * owner just changed (a slot migration) can meet there, and one parks briefly.
+ *
  * <p>Nothing of this library is allowed here: its own code stays policed. The example app's tests
  * use this same class through the library's test jar.
  */
@@ -44,6 +48,7 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         builder.allowBlockingCallsInside("reactor.core.scheduler.PeriodicWorkerTask", "dispose");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
+        builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "getWriteConnection");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
         }
