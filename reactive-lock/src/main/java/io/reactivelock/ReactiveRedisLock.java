@@ -19,6 +19,7 @@ import io.reactivelock.internal.ReleaseNotices;
 import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.ScriptExecutor;
 import io.reactivelock.internal.Tokens;
+import io.reactivelock.internal.Watchdog;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
@@ -30,7 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -427,15 +427,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
 
         /** Never emits; fails when the lease is lost or the maximum lease time is reached. */
         private <T> Mono<T> watchdog(LockLease lease) {
-            Duration every = options.renewalIntervalFor(Duration.ofNanos(ttlNanos));
-            Flux<Void> renewals = Flux.interval(every, scheduler)
-                    .onBackpressureDrop()
-                    .concatMap(tick -> renew(lease, every), 1);
-            Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
-                    .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap)
-                    .doOnError(LockException.class, error -> listener.lost(name, error))
-                    .then(Mono.<T>never())
+            return Watchdog.<T>watch(name, Duration.ofNanos(ttlNanos), options, scheduler, listener,
+                            every -> renew(lease, every))
                     .doOnSubscribe(s -> activeLeases.incrementAndGet())
                     .doFinally(signal -> activeLeases.decrementAndGet());
         }

@@ -5,7 +5,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
-import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockException;
 import io.reactivelock.LockLease;
@@ -22,6 +21,7 @@ import io.reactivelock.internal.LuaScript;
 import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.ScriptExecutor;
 import io.reactivelock.internal.Tokens;
+import io.reactivelock.internal.Watchdog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -472,15 +472,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
 
         /** Never emits; fails when the majority is lost or the maximum lease time is reached. */
         private <T> Mono<T> watchdog(LockLease lease) {
-            Duration every = options.renewalIntervalFor(Duration.ofNanos(ttlNanos));
-            Flux<Void> renewals = Flux.interval(every, scheduler)
-                    .onBackpressureDrop()
-                    .concatMap(tick -> renew(lease, every), 1);
-            Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
-                    .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap)
-                    .doOnError(LockException.class, error -> listener.lost(name, error))
-                    .then(Mono.never());
+            return Watchdog.watch(name, Duration.ofNanos(ttlNanos), options, scheduler, listener, every -> renew(lease, every));
         }
 
         private Mono<Void> renew(LockLease lease, Duration every) {

@@ -1,8 +1,6 @@
 package io.reactivelock.testing;
 
-import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
-import io.reactivelock.LockException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
@@ -12,6 +10,7 @@ import io.reactivelock.internal.Arguments;
 import io.reactivelock.internal.Leases;
 import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.Tokens;
+import io.reactivelock.internal.Watchdog;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -23,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -320,14 +318,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
         /** Never emits; fails when the lease is lost or the maximum lease time is reached. */
         private <T> Mono<T> watchdog(LockLease lease) {
-            Flux<Void> renewals = Flux.interval(options.renewalIntervalFor(Duration.ofNanos(ttlNanos)), scheduler)
-                    .onBackpressureDrop()
-                    .concatMap(tick -> renew(lease), 1);
-            Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
-                    .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-            return Flux.merge(renewals, cap)
-                    .doOnError(LockException.class, error -> listener.lost(name, error))
-                    .then(Mono.never());
+            return Watchdog.watch(name, Duration.ofNanos(ttlNanos), options, scheduler, listener, every -> renew(lease));
         }
 
         private Mono<Void> renew(LockLease lease) {

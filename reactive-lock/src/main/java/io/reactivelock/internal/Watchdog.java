@@ -1,0 +1,39 @@
+package io.reactivelock.internal;
+
+import io.reactivelock.LeaseTimeExceededException;
+import io.reactivelock.LockException;
+import io.reactivelock.LockListener;
+import io.reactivelock.LockOptions;
+import java.time.Duration;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * What runs beside a body while it holds a lock: a renewal every interval and the maximum lease
+ * time. Shared by every lock implementation, so that they renew and give up alike.
+ */
+public final class Watchdog {
+
+    private Watchdog() {}
+
+    /**
+     * Never emits; renews with {@code renew} (given the interval) every renewal interval of
+     * {@code ttl}, one renewal at a time, and fails with the renewal's {@link LockException} or,
+     * at {@code options.maxLeaseTime()}, with {@link LeaseTimeExceededException}; either failure
+     * is told to {@code listener} as a lost lease.
+     */
+    public static <T> Mono<T> watch(String name, Duration ttl, LockOptions options, Scheduler scheduler,
+            LockListener listener, Function<Duration, Mono<Void>> renew) {
+        Duration every = options.renewalIntervalFor(ttl);
+        Flux<Void> renewals = Flux.interval(every, scheduler)
+                .onBackpressureDrop()
+                .concatMap(tick -> renew.apply(every), 1);
+        Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
+                .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
+        return Flux.merge(renewals, cap)
+                .doOnError(LockException.class, error -> listener.lost(name, error))
+                .then(Mono.never());
+    }
+}
