@@ -12,13 +12,18 @@ import io.reactivelock.internal.SafeLockListener;
 import io.reactivelock.internal.Tokens;
 import io.reactivelock.internal.Watchdog;
 import java.time.Duration;
-import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
@@ -53,7 +58,8 @@ import reactor.core.scheduler.Scheduler;
  * from the Redis lock, its durations measured on the scheduler's clock; waiters are served in
  * arrival order. A body running in this JVM always renews in time: its lease ends only by
  * {@link #expire}, the maximum lease time, or its end. {@link LockLease#remaining()} counts in
- * real time, also under virtual time. Thread-safe.
+ * real time, also under virtual time. Thread-safe, and no caller ever waits for a lock: the state
+ * is an immutable map replaced by compare-and-set.
  */
 public final class InMemoryReactiveLock implements ReactiveLock {
 
@@ -108,22 +114,18 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
     /** Whether anyone holds the lock {@code name} now. */
     public boolean isLocked(String name) {
-        synchronized (store) {
-            Slot slot = store.slots.get(name);
-            return slot != null && slot.holder != null;
-        }
+        Slot slot = store.slots.get().get(name);
+        return slot != null && slot.holder() != null;
     }
 
     /** The names of the locks held now, sorted. */
     public Set<String> lockedNames() {
         Set<String> names = new TreeSet<>();
-        synchronized (store) {
-            store.slots.forEach((name, slot) -> {
-                if (slot.holder != null) {
-                    names.add(name);
-                }
-            });
-        }
+        store.slots.get().forEach((name, slot) -> {
+            if (slot.holder() != null) {
+                names.add(name);
+            }
+        });
         return names;
     }
 
@@ -135,18 +137,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
      * @return whether the lock was held
      */
     public boolean expire(String name) {
-        Grant next;
-        synchronized (store) {
-            Slot slot = store.slots.get(name);
-            if (slot == null || slot.holder == null) {
-                return false;
-            }
-            next = free(name, slot);
-        }
-        if (next != null) {
-            next.deliver();
-        }
-        return true;
+        return freeIfHeldBy(name, null);
     }
 
     /**
@@ -160,96 +151,149 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         Arguments.checkName(name);
         Arguments.checkTtl(ttl, options);
         Holding outsider = new Holding();
-        synchronized (store) {
-            Slot slot = store.slots.computeIfAbsent(name, n -> new Slot());
-            if (slot.holder != null) {
-                return false;
-            }
-            hold(slot, outsider);
-            outsider.expiry = options.scheduler().schedule(() -> expireIfStillHeldBy(name, outsider),
+        boolean taken = store.change(slots -> {
+            Slot slot = slots.getOrDefault(name, Slot.FREE);
+            return slot.holder() != null
+                    ? new Change<>(slots, false)
+                    : new Change<>(with(slots, name, slot.heldBy(outsider, store.nextFencingToken())), true);
+        });
+        if (taken) {
+            outsider.expiry = options.scheduler().schedule(() -> freeIfHeldBy(name, outsider),
                     ttl.toNanos(), TimeUnit.NANOSECONDS);
-            return true;
         }
+        return taken;
     }
 
-    /** Makes {@code holding} the holder of a free slot. Under the monitor. */
-    private void hold(Slot slot, Holding holding) {
-        slot.holder = holding;
-        holding.fencingToken = ++store.lastFencingToken;
-    }
-
-    private void expireIfStillHeldBy(String name, Holding holding) {
-        Grant next;
-        synchronized (store) {
-            Slot slot = store.slots.get(name);
-            if (slot == null || slot.holder != holding) {
-                return;
+    /**
+     * Frees {@code name} if {@code holding} holds it ({@code null}: whoever does) and hands it to
+     * the longest waiter; returns whether it was freed.
+     */
+    private boolean freeIfHeldBy(String name, @Nullable Holding holding) {
+        Freed freed = store.change(slots -> {
+            Slot slot = slots.get(name);
+            if (slot == null || slot.holder() == null || (holding != null && slot.holder() != holding)) {
+                return new Change<>(slots, null);
             }
-            next = free(name, slot);
+            return free(slots, name, slot);
+        });
+        if (freed == null) {
+            return false;
         }
-        if (next != null) {
-            next.deliver();
-        }
+        freed.deliver();
+        return true;
     }
 
-    /** Frees a held slot and gives it to the longest waiter, whose grant the caller delivers. Under the monitor. */
-    private @Nullable Grant free(String name, Slot slot) {
-        Disposable expiry = Objects.requireNonNull(slot.holder).expiry;
-        if (expiry != null) {
-            expiry.dispose();
+    /** The slots after {@code name}'s holder left: the longest waiter holds it, or nobody. */
+    private Change<Freed> free(Map<String, Slot> slots, String name, Slot slot) {
+        Holding previous = Objects.requireNonNull(slot.holder());
+        if (slot.waiters().isEmpty()) {
+            return new Change<>(with(slots, name, null), new Freed(previous, null, 0));
         }
-        slot.holder = null;
-        Session next = slot.waiters.poll();
-        if (next == null) {
-            store.slots.remove(name);
-            return null;
-        }
-        hold(slot, next);
-        return next.grant(true);
+        Session next = slot.waiters().get(0);
+        long fence = store.nextFencingToken();
+        Slot handed = new Slot(next, fence, slot.waiters().subList(1, slot.waiters().size()));
+        return new Change<>(with(slots, name, handed), new Freed(previous, next, fence));
     }
 
-    /** The locks of one or more {@link InMemoryReactiveLock}s; guarded by its own monitor. */
+    /** A copy of {@code slots} with {@code name} set to {@code slot}, or removed if it is null. */
+    private static Map<String, Slot> with(Map<String, Slot> slots, String name, @Nullable Slot slot) {
+        Map<String, Slot> copy = new HashMap<>(slots);
+        if (slot == null) {
+            copy.remove(name);
+        } else {
+            copy.put(name, slot);
+        }
+        return Collections.unmodifiableMap(copy);
+    }
+
+    /**
+     * The locks of one or more {@link InMemoryReactiveLock}s: an immutable map replaced by
+     * compare-and-set, so that no caller ever waits for another (a test double of a non-blocking
+     * lock must not block either).
+     */
     private static final class Store {
-        final Map<String, Slot> slots = new HashMap<>();
-        long lastFencingToken;
+        final AtomicReference<Map<String, Slot>> slots = new AtomicReference<>(Map.of());
+        private final AtomicLong lastFencingToken = new AtomicLong();
+
+        /**
+         * A fencing token above every one issued before. Drawn inside a change that may be retried:
+         * a retry skips numbers, and a holder's token is still drawn after its predecessor's.
+         */
+        long nextFencingToken() {
+            return lastFencingToken.incrementAndGet();
+        }
+
+        /** Applies {@code change} atomically, retrying it on a concurrent change; returns its result. */
+        <R> R change(Function<Map<String, Slot>, Change<R>> change) {
+            while (true) {
+                Map<String, Slot> before = slots.get();
+                Change<R> c = change.apply(before);
+                if (c.after() == before || slots.compareAndSet(before, c.after())) {
+                    return c.result();
+                }
+            }
+        }
     }
 
-    /** One lock name: its holder and its waiters in arrival order. */
-    private static final class Slot {
-        @Nullable Holding holder;
-        final ArrayDeque<Session> waiters = new ArrayDeque<>();
+    /** The new slots, and what the change decided. */
+    private record Change<R>(Map<String, Slot> after, R result) {}
+
+    /** One lock name: its holder, the holder's fencing token and the waiters in arrival order. Immutable. */
+    private record Slot(@Nullable Holding holder, long fencingToken, List<Session> waiters) {
+        static final Slot FREE = new Slot(null, 0, List.of());
+
+        Slot heldBy(Holding holding, long fence) {
+            return new Slot(holding, fence, waiters);
+        }
+
+        Slot withWaiter(Session session) {
+            List<Session> more = new ArrayList<>(waiters);
+            more.add(session);
+            return new Slot(holder, fencingToken, List.copyOf(more));
+        }
+
+        Slot without(Session session) {
+            List<Session> fewer = new ArrayList<>(waiters);
+            fewer.remove(session);
+            return new Slot(holder, fencingToken, List.copyOf(fewer));
+        }
     }
 
     /** Whoever holds a slot: a session of {@code withLock}, or an outside holder that expires by its TTL. */
     private static class Holding {
-        long fencingToken;
-        @Nullable Disposable expiry;
+        volatile @Nullable Disposable expiry;
     }
 
-    /** A lease handed to a waiting session, delivered outside the monitor. */
-    private record Grant(Session session, LockLease lease, boolean handOff) {
+    /** What freeing a slot did: the holder that left and the waiter (with its token) that got the lock, if any. */
+    private record Freed(Holding previous, @Nullable Session next, long fence) {
         void deliver() {
-            if (handOff) {
-                // Hop to the scheduler, as a reply from Redis would: the next body must not run on the releaser's stack.
-                session.scheduler.schedule(() -> session.sink().success(lease));
-            } else {
-                session.sink().success(lease);
+            Disposable expiry = previous.expiry;
+            if (expiry != null) {
+                expiry.dispose();
+            }
+            if (next != null) {
+                next.granted(fence, true);
             }
         }
     }
 
-    /** One subscription of {@code withLock}; every step that touches the slots holds the lock's monitor. */
+    /**
+     * One subscription of {@code withLock}: WAITING until its body starts (RUNNING), DONE once it
+     * left; each step that changes the slots is one {@link Store#change}.
+     */
     private final class Session extends Holding {
+        private static final int WAITING = 0;
+        private static final int RUNNING = 1;
+        private static final int DONE = 2;
+
         private final String name;
         private final String token = Tokens.next();
         private final long ttlNanos;
         private final Scheduler scheduler;
         private final long startNanos;
-        private @Nullable MonoSink<LockLease> sink;
-        private boolean done;
-        /** Whether the body was started, and when; guarded by the store's monitor. */
-        private boolean running;
-        private long heldSinceNanos;
+        private final AtomicInteger state = new AtomicInteger(WAITING);
+        private volatile @Nullable MonoSink<LockLease> sink;
+        private volatile long heldSinceNanos;
 
         Session(String name, Duration ttl, Scheduler scheduler) {
             this.name = name;
@@ -258,36 +302,36 @@ public final class InMemoryReactiveLock implements ReactiveLock {
             this.startNanos = scheduler.now(TimeUnit.NANOSECONDS);
         }
 
-        MonoSink<LockLease> sink() {
-            return Objects.requireNonNull(sink);
-        }
-
-        Grant grant(boolean handOff) {
-            LockLease lease = Leases.create(name, token, fencingToken, System.nanoTime() + ttlNanos);
-            return new Grant(this, lease, handOff);
+        /** Completes the acquisition with a lease of {@code fence}; a hand-off hops to the scheduler, as a Redis reply would. */
+        void granted(long fence, boolean handOff) {
+            LockLease lease = Leases.create(name, token, fence, System.nanoTime() + ttlNanos);
+            MonoSink<LockLease> s = Objects.requireNonNull(sink);
+            if (handOff) {
+                // The next body must not run on the releaser's stack.
+                scheduler.schedule(() -> s.success(lease));
+            } else {
+                s.success(lease);
+            }
         }
 
         Mono<LockLease> acquire() {
             Duration timeout = options.acquireTimeout();
             Mono<LockLease> granted = Mono.create(s -> {
-                Grant now = null;
-                boolean busy;
-                synchronized (store) {
-                    sink = s;
-                    if (done) {
-                        return; // cancelled from onSubscribe, before this callback ran
+                sink = s;
+                long fence = store.change(slots -> {
+                    Slot slot = slots.getOrDefault(name, Slot.FREE);
+                    if (slot.holder() == null) {
+                        long next = store.nextFencingToken();
+                        return new Change<>(with(slots, name, slot.heldBy(this, next)), next);
                     }
-                    Slot slot = store.slots.computeIfAbsent(name, n -> new Slot());
-                    busy = slot.holder != null;
-                    if (!busy) {
-                        hold(slot, this);
-                        now = grant(false);
-                    } else if (!timeout.isZero()) {
-                        slot.waiters.add(this);
-                    }
-                }
-                if (now != null) {
-                    now.deliver();
+                    return timeout.isZero()
+                            ? new Change<>(slots, 0L)
+                            : new Change<>(with(slots, name, slot.withWaiter(this)), 0L);
+                });
+                if (state.get() == DONE) {
+                    leaveSlots(); // cancelled meanwhile (even from onSubscribe): take back what was just taken
+                } else if (fence > 0) {
+                    granted(fence, false);
                 } else if (timeout.isZero()) {
                     s.error(busyFailure());
                 }
@@ -304,12 +348,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
         <T> Mono<T> run(LockLease lease, Function<? super LockLease, ? extends Mono<T>> body) {
             long now = scheduler.now(TimeUnit.NANOSECONDS);
-            synchronized (store) {
-                if (done) {
-                    return Mono.empty(); // the subscriber left while the grant was delivered; leave() freed the lock
-                }
-                running = true;
-                heldSinceNanos = now;
+            heldSinceNanos = now;
+            if (!state.compareAndSet(WAITING, RUNNING)) {
+                return Mono.empty(); // the subscriber left while the grant was delivered; leave() freed the lock
             }
             listener.acquired(name, Duration.ofNanos(now - startNanos));
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
@@ -323,11 +364,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
         private Mono<Void> renew(LockLease lease) {
             return Mono.defer(() -> {
-                synchronized (store) {
-                    Slot slot = store.slots.get(name);
-                    if (slot == null || slot.holder != this) {
-                        return Mono.error(new LockLostException(name, "it expired or another holder took it", null));
-                    }
+                Slot slot = store.slots.get().get(name);
+                if (slot == null || slot.holder() != this) {
+                    return Mono.error(new LockLostException(name, "it expired or another holder took it", null));
                 }
                 Leases.extendTo(lease, System.nanoTime() + ttlNanos);
                 listener.renewed(name);
@@ -340,28 +379,32 @@ public final class InMemoryReactiveLock implements ReactiveLock {
          * body is heard as released, even after its lease was lost. Idempotent.
          */
         void leave() {
-            Grant next = null;
-            boolean wasRunning;
-            long heldSince;
-            synchronized (store) {
-                if (done) {
-                    return;
-                }
-                done = true;
-                wasRunning = running;
-                heldSince = heldSinceNanos;
-                Slot slot = store.slots.get(name);
-                if (slot != null && slot.holder == this) {
-                    next = free(name, slot);
-                } else if (slot != null) {
-                    slot.waiters.remove(this);
-                }
+            int before = state.getAndSet(DONE);
+            if (before == DONE) {
+                return;
             }
-            if (wasRunning) {
-                listener.released(name, Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - heldSince));
+            if (before == RUNNING) {
+                listener.released(name, Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - heldSinceNanos));
             }
-            if (next != null) {
-                next.deliver();
+            leaveSlots();
+        }
+
+        /** Takes this session out of its slot: frees the lock if it holds it, else leaves the line. */
+        private void leaveSlots() {
+            Freed freed = store.change(slots -> {
+                Slot slot = slots.get(name);
+                if (slot == null) {
+                    return new Change<>(slots, null);
+                }
+                if (slot.holder() == this) {
+                    return free(slots, name, slot);
+                }
+                return slot.waiters().contains(this)
+                        ? new Change<>(with(slots, name, slot.without(this)), null)
+                        : new Change<>(slots, null);
+            });
+            if (freed != null) {
+                freed.deliver();
             }
         }
     }
