@@ -445,20 +445,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
                     return Mono.error(new LockLostException(name, "it expired or another holder took it", null));
                 });
             });
-            return Mono.defer(() -> {
-                Duration left = Duration.ofNanos(lease.validUntilNanos() - System.nanoTime());
-                return once.doOnError(e -> lastRenewError = e)
-                        .retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff())
-                                .maxBackoff(every)
-                                .scheduler(scheduler)
-                                .filter(RedisErrors::isTransient))
-                        .timeout(left.isNegative() ? Duration.ZERO : left,
-                                Mono.error(() -> new LockLostException(name,
-                                        "could not renew it before the lease ran out", lastRenewError)),
-                                scheduler)
-                        .onErrorMap(e -> !(e instanceof LockException),
-                                e -> new LockLostException(name, "renewal failed", ScriptExecutor.unwrap(e)));
-            });
+            return Watchdog.renewWhileValid(name, lease, every, options, scheduler,
+                    once.doOnError(e -> lastRenewError = e), RedisErrors::isTransient,
+                    () -> new LockLostException(name, "could not renew it before the lease ran out", lastRenewError));
         }
 
         /**

@@ -2,13 +2,18 @@ package io.reactivelock.internal;
 
 import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockException;
+import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
+import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import java.time.Duration;
 import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.util.retry.Retry;
 
 /**
  * What runs beside a body while it holds a lock: a renewal every interval and the maximum lease
@@ -35,5 +40,25 @@ public final class Watchdog {
         return Flux.merge(renewals, cap)
                 .doOnError(LockException.class, error -> listener.lost(name, error))
                 .then(Mono.never());
+    }
+
+    /**
+     * One renewal: {@code once}, repeated with backoff (up to {@code every}) while it fails with a
+     * {@code retryable} error and the lease is still valid; once the lease has run out, fails with
+     * {@code ranOut}. Any other failure that is not a {@link LockException} becomes a
+     * {@link LockLostException}.
+     */
+    public static Mono<Void> renewWhileValid(String name, LockLease lease, Duration every, LockOptions options,
+            Scheduler scheduler, Mono<Void> once, Predicate<Throwable> retryable, Supplier<LockLostException> ranOut) {
+        return Mono.defer(() -> {
+            Duration left = Duration.ofNanos(lease.validUntilNanos() - System.nanoTime());
+            return once.retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff())
+                            .maxBackoff(every)
+                            .scheduler(scheduler)
+                            .filter(retryable))
+                    .timeout(left.isNegative() ? Duration.ZERO : left, Mono.error(ranOut), scheduler)
+                    .onErrorMap(e -> !(e instanceof LockException),
+                            e -> new LockLostException(name, "renewal failed", ScriptExecutor.unwrap(e)));
+        });
     }
 }

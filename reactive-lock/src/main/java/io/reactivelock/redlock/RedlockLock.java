@@ -6,7 +6,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockAcquisitionException;
-import io.reactivelock.LockException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
@@ -496,21 +495,13 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
                     return Mono.error(NoMajority.INSTANCE);
                 });
             });
-            return Mono.defer(() -> {
-                Duration left = Duration.ofNanos(lease.validUntilNanos() - System.nanoTime());
-                return once.retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff())
-                                .maxBackoff(every)
-                                .scheduler(scheduler)
-                                .filter(e -> e == NoMajority.INSTANCE))
-                        .timeout(left.isNegative() ? Duration.ZERO : left, Mono.error(() -> {
-                            Round last = lastRenewal;
-                            return new LockLostException(name, "could not renew it on a majority before the lease ran out"
-                                    + (last == null ? "" : "; the last renewal kept it on " + last.count("no longer held by this token")),
-                                    last == null ? null : last.lastError);
-                        }), scheduler)
-                        .onErrorMap(e -> !(e instanceof LockException),
-                                e -> new LockLostException(name, "renewal failed", ScriptExecutor.unwrap(e)));
-            });
+            return Watchdog.renewWhileValid(name, lease, every, options, scheduler, once, e -> e == NoMajority.INSTANCE,
+                    () -> {
+                        Round last = lastRenewal;
+                        return new LockLostException(name, "could not renew it on a majority before the lease ran out"
+                                + (last == null ? "" : "; the last renewal kept it on " + last.count("no longer held by this token")),
+                                last == null ? null : last.lastError);
+                    });
         }
 
         /**
