@@ -84,4 +84,27 @@ class CancellationSafetyTest {
             lock.close();
         }
     }
+
+    @ParameterizedTest(name = "fair={0}")
+    @ValueSource(booleans = {false, true})
+    void aWaiterCancelledWhileTheHolderHandsItTheLockLeavesNoLock(boolean fair, RedisServer redis) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair).build());
+        try {
+            for (int i = 0; i < 200; i++) {
+                Sinks.Empty<Void> holder = Sinks.empty();
+                Disposable holding = lock.withLock("race", Duration.ofMinutes(1), holder.asMono()).subscribe();
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2))
+                        .until(() -> "1".equals(redis.call("EXISTS", "lock:{race}")));
+                Disposable waiting = lock.withLock("race", Duration.ofMinutes(1), Mono.never()).subscribe();
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).until(() -> lock.localWaiters("race") == 1);
+                // The release hands the lock to the waiter in one script while the waiter leaves.
+                RaceTestUtils.race(holder::tryEmitEmpty, waiting::dispose);
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).atMost(Duration.ofSeconds(5))
+                        .until(() -> "0".equals(redis.call("EXISTS", "lock:{race}")));
+                holding.dispose();
+            }
+        } finally {
+            lock.close();
+        }
+    }
 }
