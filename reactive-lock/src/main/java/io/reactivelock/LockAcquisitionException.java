@@ -1,50 +1,66 @@
 package io.reactivelock;
 
 import java.time.Duration;
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The lock could not be acquired: it stayed busy for the whole acquire timeout, or Redis failed
- * (the Redis error is the {@linkplain #getCause() cause}), or too many acquisitions were already
- * waiting ({@link TooManyPendingAcquisitionsException}). The body never ran, and nothing of
+ * The lock could not be acquired; {@link #reason()} says why. The body never ran, and nothing of
  * this acquisition is left locked.
  */
-public sealed class LockAcquisitionException extends LockException permits TooManyPendingAcquisitionsException {
+public sealed class LockAcquisitionException extends LockException
+        permits TooManyPendingAcquisitionsException, LockClosedException {
 
     private static final long serialVersionUID = 1L;
 
+    /** Why an acquisition failed: what listeners, metrics and observations report. */
+    public enum Reason {
+        /** Another holder kept the lock for the whole acquire timeout (or at the one try of a zero timeout). */
+        BUSY,
+        /** Redis could not be reached or did not answer in time, until the acquire timeout; the cause is the last error. */
+        REDIS_UNAVAILABLE,
+        /** Redis answered with an error that retrying cannot mend (permissions, authentication, wrong type): the cause. */
+        REDIS_ERROR,
+        /** Redlock: no majority of the nodes granted the lock, because too many failed or answered too late. */
+        QUORUM_NOT_REACHED,
+        /** The lock instance already had {@link LockOptions#maxPendingAcquisitions()} acquisitions in progress. */
+        TOO_MANY_PENDING,
+        /** The lock instance was closed. */
+        CLOSED;
+
+        /** The reason as a metric or observation tag value: {@code busy}, {@code redis-unavailable}, .... */
+        public String tag() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
+    private final Reason reason;
     private final int attempts;
     private final Duration waited;
 
-    /** For implementations of {@link ReactiveLock}; users receive it, they do not create it. */
-    public LockAcquisitionException(String lockName, int attempts, Duration waited, @Nullable Throwable cause) {
-        super(lockName, message(lockName, attempts, waited, cause), cause);
+    /**
+     * For implementations of {@link ReactiveLock}; users receive it, they do not create it.
+     * {@code detail} completes "Could not acquire lock 'name' after n attempt(s) in m ms because ".
+     */
+    public LockAcquisitionException(String lockName, Reason reason, int attempts, Duration waited, String detail,
+            @Nullable Throwable cause) {
+        super(lockName, "Could not acquire lock '" + lockName + "' after " + attempts + " attempt(s) in "
+                + waited.toMillis() + " ms because " + detail, cause);
+        this.reason = reason;
         this.attempts = attempts;
         this.waited = waited;
     }
 
-    LockAcquisitionException(String lockName, String message) {
+    LockAcquisitionException(String lockName, Reason reason, String message) {
         super(lockName, message, null);
+        this.reason = reason;
         this.attempts = 0;
         this.waited = Duration.ZERO;
     }
 
-    /**
-     * For implementations of {@link ReactiveLock} that explain the failure themselves:
-     * {@code reason} completes "Could not acquire lock 'name' after n attempt(s) in m ms because ".
-     */
-    public LockAcquisitionException(String lockName, int attempts, Duration waited, String reason,
-            @Nullable Throwable cause) {
-        super(lockName, "Could not acquire lock '" + lockName + "' after " + attempts + " attempt(s) in "
-                + waited.toMillis() + " ms because " + reason, cause);
-        this.attempts = attempts;
-        this.waited = waited;
-    }
-
-    private static String message(String lockName, int attempts, Duration waited, @Nullable Throwable cause) {
-        String why = cause == null ? "it stayed busy" : "of " + cause;
-        return "Could not acquire lock '" + lockName + "' after " + attempts + " attempt(s) in "
-                + waited.toMillis() + " ms because " + why;
+    /** Why the acquisition failed. */
+    public Reason reason() {
+        return reason;
     }
 
     /** How many acquire commands were sent. */

@@ -73,4 +73,19 @@ public interface ReactiveLock {
      * or the remaining lease time; otherwise the same as {@link #withLock(String, Duration, Mono)}.
      */
     <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body);
+
+    /**
+     * This lock with another acquire timeout: its {@code withLock} waits at most
+     * {@code acquireTimeout} for a busy lock ({@link Duration#ZERO}: one try), and shares
+     * everything else (connections, bounds, listener) with this one. Cheap: make one per call
+     * site, or per call.
+     *
+     * <pre>{@code
+     * locks.withAcquireTimeout(Duration.ofMillis(200)).withLock("sale:" + sku, ttl, sell(sku));
+     * }</pre>
+     *
+     * @throws NullPointerException if {@code acquireTimeout} is null
+     * @throws IllegalArgumentException if it is negative
+     */
+    ReactiveLock withAcquireTimeout(Duration acquireTimeout);
 }

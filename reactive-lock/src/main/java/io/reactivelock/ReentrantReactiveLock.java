@@ -34,15 +34,22 @@ public final class ReentrantReactiveLock implements ReactiveLock {
 
     private final ReactiveLock delegate;
     /** This wrapper's context key: two wrappers (two Redis deployments, say) never join each other's locks. */
-    private final Object heldKey = new Object();
+    private final Object heldKey;
 
-    private ReentrantReactiveLock(ReactiveLock delegate) {
+    private ReentrantReactiveLock(ReactiveLock delegate, Object heldKey) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.heldKey = heldKey;
     }
 
     /** A reentrant view of {@code delegate}; locks taken through {@code delegate} directly are not joined. */
     public static ReentrantReactiveLock of(ReactiveLock delegate) {
-        return new ReentrantReactiveLock(delegate);
+        return new ReentrantReactiveLock(delegate, new Object());
+    }
+
+    /** This wrapper with another acquire timeout; nested calls through either join the same held locks. */
+    @Override
+    public ReentrantReactiveLock withAcquireTimeout(Duration acquireTimeout) {
+        return new ReentrantReactiveLock(delegate.withAcquireTimeout(acquireTimeout), heldKey);
     }
 
     @Override

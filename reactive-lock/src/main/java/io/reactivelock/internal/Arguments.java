@@ -47,6 +47,15 @@ public final class Arguments {
         return name;
     }
 
+    /** Checks an acquire timeout: not null, not negative (zero tries once). */
+    public static Duration checkAcquireTimeout(Duration acquireTimeout) {
+        Objects.requireNonNull(acquireTimeout, "acquireTimeout");
+        if (acquireTimeout.isNegative()) {
+            throw new IllegalArgumentException("acquireTimeout must not be negative, got " + acquireTimeout);
+        }
+        return acquireTimeout;
+    }
+
     /** Checks a lease TTL against the minimum, the maximum lease time and the renewal interval. */
     public static Duration checkTtl(Duration ttl, LockOptions options) {
         Objects.requireNonNull(ttl, "ttl");

@@ -4,46 +4,45 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.Queue;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Scheduler;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * Lets waiters sleep until a release is announced instead of polling.
+ * Wakes waiting acquisitions when a release is announced, instead of letting them poll.
  *
  * <p>One pub/sub connection serves every waiter of a lock instance. A lock's channel is subscribed
- * while at least one local waiter is on it and unsubscribed when the last one leaves; both happen
- * inside the map's atomic update, so subscribe and unsubscribe reach Redis in the order of the
- * updates. An empty notice (non-fair release) wakes the local waiter that has waited longest, not
- * all of them, so a hand-off costs one acquire attempt per JVM rather than a herd; a notice
- * carrying a token (fair hand-off) wakes that waiter only.
+ * while at least one local waiter is on it. Who joins or leaves only records it; one thread at a
+ * time per channel then brings Redis in line (SUBSCRIBE or UNSUBSCRIBE, each sent after the
+ * previous one completed), so the commands reach Redis in order and no map lock is held across a
+ * write. A subscription Redis refuses (an outage, a missing ACL channel) is logged, the first
+ * time as a warning, and sent again when the next waiter joins; meanwhile waiters poll.
  *
- * <p>Notices are hints. Every wait also ends after its backoff step, so a notice lost to a
- * reconnect or a race costs at most one step, never correctness; Lettuce resubscribes the
- * channels after a reconnect.
+ * <p>An empty notice (non-fair release) wakes the local waiter that has waited longest, not all
+ * of them; a notice carrying a token (fair hand-off) wakes that waiter only. Notices are hints:
+ * every pause also ends after its backoff step, so a lost notice costs at most one step.
  *
  * <p>A releasing holder may also {@linkplain #reserveLongestWaiting reserve} the local waiter that
  * has waited longest and hand the lock straight to it. A run of such hand-offs on one channel can
- * be limited in time; the release that ends it is an ordinary one, which gives waiters in other
- * processes their chance, so they cannot starve behind local ones.
+ * be limited in time; the ordinary release that ends it gives waiters in other processes their
+ * chance.
  *
- * @param <S> what each waiter stands for (the acquisition a hand-off is delivered to)
+ * @param <C> the store's state of one acquisition
  */
-public final class ReleaseNotices<S> {
+public final class ReleaseNotices<C> {
 
     private static final Logger log = Loggers.getLogger(ReleaseNotices.class);
     private static final long NO_RUN = Long.MIN_VALUE;
 
     private final StatefulRedisPubSubConnection<String, String> connection;
-    private final ConcurrentHashMap<String, Channel<S>> channels = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Channel<C>> channels = new ConcurrentHashMap<>();
+    private final AtomicBoolean warned = new AtomicBoolean();
 
     public ReleaseNotices(StatefulRedisPubSubConnection<String, String> connection) {
         this.connection = connection;
@@ -55,33 +54,17 @@ public final class ReleaseNotices<S> {
         });
     }
 
-    /**
-     * Starts waiting on {@code channel} for the acquisition of {@code token}, made by {@code owner};
-     * {@link Waiter#leave()} ends it.
-     */
-    public Waiter<S> join(String channel, String token, S owner) {
-        Waiter<S> waiter = new Waiter<>(this, channel, token, owner);
-        channels.compute(channel, (name, existing) -> {
-            Channel<S> c = existing == null ? new Channel<>() : existing;
-            if (c.subscribing.compareAndSet(false, true)) { // a new channel, or one whose subscribe failed
-                subscribe(name, c);
-            }
-            c.waiters.add(waiter);
-            return c;
+    /** Starts waiting on {@code channel} for {@code acquisition}; {@link Waiter#leave()} ends it. */
+    public Waiter<C> join(String channel, LockCore<C>.Acquisition acquisition) {
+        Waiter<C> waiter = new Waiter<>(this, channel, acquisition);
+        Channel<C> c = channels.compute(channel, (name, existing) -> {
+            Channel<C> joined = existing == null ? new Channel<>() : existing;
+            joined.waiters.add(waiter);
+            joined.refused = false; // a joining waiter tries a refused subscription again
+            return joined;
         });
+        reconcile(channel, c);
         return waiter;
-    }
-
-    private void subscribe(String name, Channel<S> c) {
-        connection.async().subscribe(name).whenComplete((ok, e) -> {
-            if (e == null) {
-                c.listening = true;
-            } else {
-                // Until a later waiter joins and subscribes again, the waiters here poll with backoff.
-                c.subscribing.set(false);
-                log.debug("Could not subscribe to {}; waiters fall back to polling", name, e);
-            }
-        });
     }
 
     /**
@@ -90,8 +73,8 @@ public final class ReleaseNotices<S> {
      * started at least {@code maxRun} ago ({@code null}: no limit); the next run starts with the
      * next hand-off after that.
      */
-    public @Nullable Waiter<S> reserveLongestWaiting(String channel, @Nullable Duration maxRun) {
-        Channel<S> c = channels.get(channel);
+    public @Nullable Waiter<C> reserveLongestWaiting(String channel, @Nullable Duration maxRun) {
+        Channel<C> c = channels.get(channel);
         if (c == null) {
             return null;
         }
@@ -105,7 +88,7 @@ public final class ReleaseNotices<S> {
                 return null;
             }
         }
-        for (Waiter<S> w : c.waiters) {
+        for (Waiter<C> w : c.waiters) {
             if (!w.left.get() && w.reserved.compareAndSet(false, true)) {
                 return w;
             }
@@ -116,64 +99,128 @@ public final class ReleaseNotices<S> {
 
     /** How many local waiters {@code channel} has. */
     public int waiters(String channel) {
-        Channel<S> c = channels.get(channel);
+        Channel<C> c = channels.get(channel);
         return c == null ? 0 : c.waiters.size();
     }
 
+    /** Whether Redis confirmed the subscription of {@code channel}: every release of its lock now wakes a waiter here. */
+    public boolean listening(String channel) {
+        Channel<C> c = channels.get(channel);
+        return c != null && c.listening;
+    }
+
     private void deliver(String channel, String message) {
-        Channel<S> c = channels.get(channel);
+        Channel<C> c = channels.get(channel);
         if (c == null) {
             return;
         }
         if (message.isEmpty()) {
-            for (Waiter<S> w : c.waiters) {
-                if (w.wake()) {
+            for (Waiter<C> w : c.waiters) {
+                if (w.acquisition.wakeIfPaused()) {
                     return;
                 }
             }
-            c.unclaimedNotice.set(true); // nobody asleep: the next waiter to sleep retries at once
+            Waiter<C> first = c.waiters.peek();
+            if (first != null) {
+                first.acquisition.wake(); // nobody paused: the first skips its next pause
+            }
         } else {
-            for (Waiter<S> w : c.waiters) {
-                if (w.token.equals(message)) {
-                    w.handOver();
+            for (Waiter<C> w : c.waiters) {
+                if (w.acquisition.token().equals(message)) {
+                    w.acquisition.wake();
                     return;
                 }
             }
         }
     }
 
-    private static final class Channel<S> {
-        final Queue<Waiter<S>> waiters = new ConcurrentLinkedQueue<>();
-        final AtomicBoolean unclaimedNotice = new AtomicBoolean();
+    /** Brings the channel's subscription in line with its waiters, one command at a time. */
+    private void reconcile(String name, Channel<C> c) {
+        if (c.wip.getAndIncrement() == 0) {
+            drain(name, c, 1);
+        }
+    }
+
+    private void drain(String name, Channel<C> c, int missed) {
+        int todo = missed;
+        while (true) {
+            boolean want = !c.waiters.isEmpty() && !c.refused;
+            if (want != c.subscribed) {
+                c.subscribed = want;
+                int done = todo;
+                CompletionStage<Void> sent = want ? connection.async().subscribe(name) : connection.async().unsubscribe(name);
+                sent.whenComplete((ok, e) -> {
+                    if (want && e == null) {
+                        c.listening = true;
+                    } else if (want) {
+                        c.subscribed = false;
+                        c.refused = true;
+                        refused(name, e);
+                    } else {
+                        c.listening = false;
+                    }
+                    int more = c.wip.addAndGet(-done);
+                    if (more != 0) {
+                        drain(name, c, more);
+                    } else {
+                        removeIfIdle(name, c);
+                    }
+                });
+                return;
+            }
+            todo = c.wip.addAndGet(-todo);
+            if (todo == 0) {
+                removeIfIdle(name, c);
+                return;
+            }
+        }
+    }
+
+    private void removeIfIdle(String name, Channel<C> c) {
+        channels.computeIfPresent(name, (n, existing) -> existing == c && c.waiters.isEmpty() && !c.subscribed
+                && c.wip.get() == 0 ? null : existing);
+    }
+
+    private void refused(String name, Throwable error) {
+        if (warned.compareAndSet(false, true)) {
+            log.warn("Redis refused the subscription to {}; waiters poll with backoff until the next waiter joins "
+                    + "(logged once, then at debug)", name, error);
+        } else {
+            log.debug("Redis refused the subscription to {}", name, error);
+        }
+    }
+
+    private static final class Channel<C> {
+        final Queue<Waiter<C>> waiters = new ConcurrentLinkedQueue<>();
+        /** Joins and leaves not yet brought in line with Redis. */
+        final AtomicInteger wip = new AtomicInteger();
         /** When the current run of local hand-offs started ({@link System#nanoTime()}), or {@link #NO_RUN}. */
         final AtomicLong runStartedNanos = new AtomicLong(NO_RUN);
-        /** Redis confirmed the subscription: from now on every release of this lock is announced here. */
+        /** The last command sent was a SUBSCRIBE; changed only by the one thread draining {@link #wip}. */
+        volatile boolean subscribed;
+        /** Redis refused the last SUBSCRIBE; cleared when a waiter joins. */
+        volatile boolean refused;
+        /** Redis confirmed the subscription. */
         volatile boolean listening;
-        /** A subscribe was sent and has not failed. */
-        final AtomicBoolean subscribing = new AtomicBoolean();
     }
 
     /** One acquisition's membership of a channel. */
-    public static final class Waiter<S> {
-        private final ReleaseNotices<S> notices;
+    public static final class Waiter<C> {
+        private final ReleaseNotices<C> notices;
         private final String channel;
-        private final String token;
-        private final S owner;
-        private final AtomicReference<Sinks.@Nullable Empty<Void>> asleep = new AtomicReference<>();
-        private final AtomicBoolean handedOver = new AtomicBoolean();
+        private final LockCore<C>.Acquisition acquisition;
         private final AtomicBoolean reserved = new AtomicBoolean();
         private final AtomicBoolean left = new AtomicBoolean();
 
-        private Waiter(ReleaseNotices<S> notices, String channel, String token, S owner) {
+        private Waiter(ReleaseNotices<C> notices, String channel, LockCore<C>.Acquisition acquisition) {
             this.notices = notices;
             this.channel = channel;
-            this.token = token;
-            this.owner = owner;
+            this.acquisition = acquisition;
         }
 
-        /** The acquisition this waiter stands for. */
-        public S owner() {
-            return owner;
+        /** The waiting acquisition. */
+        public LockCore<C>.Acquisition acquisition() {
+            return acquisition;
         }
 
         /** Ends a {@linkplain #reserveLongestWaiting reservation}; another hand-off may reserve it again. */
@@ -181,54 +228,15 @@ public final class ReleaseNotices<S> {
             reserved.set(false);
         }
 
-        /**
-         * Whether Redis confirmed the channel's subscription, so that releases wake this waiter
-         * and its backoff steps are only a fallback for lost notices.
-         */
-        public boolean listening() {
-            Channel<S> c = notices.channels.get(channel);
-            return c != null && c.listening;
-        }
-
-        /** Wakes this waiter for an immediate attempt, even if it is not asleep yet. */
-        public void handOver() {
-            handedOver.set(true);
-            wake();
-        }
-
-        /** Completes when a release is announced, or after {@code step} at the latest. */
-        public Mono<Void> sleep(Duration step, Scheduler scheduler) {
-            return Mono.defer(() -> {
-                Sinks.Empty<Void> alarm = Sinks.empty();
-                asleep.set(alarm);
-                Channel<S> c = notices.channels.get(channel);
-                if (handedOver.getAndSet(false) || (c != null && c.unclaimedNotice.getAndSet(false))) {
-                    asleep.compareAndSet(alarm, null);
-                    return Mono.empty();
-                }
-                return Mono.firstWithSignal(alarm.asMono(), Mono.delay(step, scheduler).then())
-                        .doFinally(signal -> asleep.compareAndSet(alarm, null));
-            });
-        }
-
-        private boolean wake() {
-            Sinks.Empty<Void> alarm = asleep.getAndSet(null);
-            return alarm != null && alarm.tryEmitEmpty().isSuccess();
-        }
-
-        /** Stops waiting; the last waiter of a channel unsubscribes it. Idempotent. */
+        /** Stops waiting; the last waiter of a channel has it unsubscribed. Idempotent. */
         public void leave() {
             if (!left.compareAndSet(false, true)) {
                 return;
             }
-            notices.channels.computeIfPresent(channel, (name, c) -> {
-                c.waiters.remove(this);
-                if (!c.waiters.isEmpty()) {
-                    return c;
-                }
-                notices.connection.async().unsubscribe(name);
-                return null;
-            });
+            Channel<C> c = notices.channels.get(channel);
+            if (c != null && c.waiters.remove(this)) {
+                notices.reconcile(channel, c);
+            }
         }
     }
 }

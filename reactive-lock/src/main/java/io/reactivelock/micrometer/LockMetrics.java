@@ -24,9 +24,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <ul>
  *   <li>{@value #ACQUIRE} (timer): time from subscription to holding the lock or giving up, tagged
- *       {@code outcome}: {@code acquired}, {@code busy} (still busy at the acquire timeout),
- *       {@code redis-error}, {@code invalid-argument} or {@code closed}. Its count per outcome
- *       counts acquisitions and failures by cause.
+ *       {@code outcome}: {@code acquired}, the {@linkplain LockAcquisitionException.Reason#tag()
+ *       reason} of a failure ({@code busy}, {@code redis-unavailable}, {@code redis-error},
+ *       {@code quorum-not-reached}, {@code too-many-pending}, {@code closed}) or
+ *       {@code invalid-argument}. Its count per outcome counts acquisitions and failures by reason.
  *   <li>{@value #HELD} (timer): how long each holder kept the lock.
  *   <li>{@value #RENEWALS} (counter): lease renewals.
  *   <li>{@value #LOST} (counter): leases lost while held, tagged {@code cause}: {@code lost} (expired
@@ -83,10 +84,8 @@ public final class LockMetrics implements LockListener {
     public void acquireFailed(String name, Throwable error, Duration waited) {
         String outcome;
         String lock = name;
-        if (error instanceof LockAcquisitionException) {
-            outcome = error.getCause() == null ? "busy" : "redis-error";
-        } else if (error instanceof IllegalStateException) {
-            outcome = "closed";
+        if (error instanceof LockAcquisitionException failure) {
+            outcome = failure.reason().tag();
         } else {
             outcome = "invalid-argument";
             lock = INVALID_NAME;

@@ -31,7 +31,9 @@ import reactor.core.publisher.Mono;
  * WebFlux and Reactor's context propagation put the current one. When the lock is held it records
  * the event {@value #ACQUIRED_EVENT} ("waited 12 ms for lock sale:42"), and the body runs with
  * the observation as its parent. It stops when the {@code Mono} ends, with the low-cardinality
- * key {@code outcome}: {@code success}, {@code busy}, {@code redis-error}, {@code lost},
+ * key {@code outcome}: {@code success}; the {@linkplain LockAcquisitionException.Reason#tag() reason}
+ * of a failed acquisition ({@code busy}, {@code redis-unavailable}, {@code redis-error},
+ * {@code quorum-not-reached}, {@code too-many-pending}, {@code closed}); {@code lost},
  * {@code max-lease-time}, {@code error} (the body failed) or {@code cancelled}. The lock name is
  * the high-cardinality key {@code lock}: in traces, never in the metrics derived from the
  * observation.
@@ -50,6 +52,12 @@ public final class ObservedReactiveLock implements ReactiveLock {
     public ObservedReactiveLock(ReactiveLock delegate, ObservationRegistry registry) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.registry = Objects.requireNonNull(registry, "registry");
+    }
+
+    /** This observed lock with another acquire timeout (see {@link ReactiveLock#withAcquireTimeout}). */
+    @Override
+    public ReactiveLock withAcquireTimeout(Duration acquireTimeout) {
+        return new ObservedReactiveLock(delegate.withAcquireTimeout(acquireTimeout), registry);
     }
 
     @Override
@@ -90,8 +98,8 @@ public final class ObservedReactiveLock implements ReactiveLock {
         if (error == null) {
             return "success";
         }
-        if (error instanceof LockAcquisitionException) {
-            return error.getCause() == null ? "busy" : "redis-error";
+        if (error instanceof LockAcquisitionException failure) {
+            return failure.reason().tag();
         }
         if (error instanceof LockLostException) {
             return "lost";

@@ -1,16 +1,14 @@
 package io.reactivelock.testing;
 
-import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
-import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.internal.Arguments;
-import io.reactivelock.internal.Leases;
-import io.reactivelock.internal.SafeLockListener;
+import io.reactivelock.internal.Lease;
+import io.reactivelock.internal.LockCore;
+import io.reactivelock.internal.LockStore;
 import io.reactivelock.internal.Tokens;
-import io.reactivelock.internal.Watchdog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -20,16 +18,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
-import reactor.core.scheduler.Scheduler;
 
 /**
  * A {@link ReactiveLock} held in this JVM's memory, for the tests of code that uses a lock: the
@@ -64,13 +61,13 @@ import reactor.core.scheduler.Scheduler;
 public final class InMemoryReactiveLock implements ReactiveLock {
 
     private final LockOptions options;
-    private final LockListener listener;
-    private final Store store;
+    private final Slots slots;
+    private final LockCore<Session> core;
 
-    private InMemoryReactiveLock(LockOptions options, Store store) {
+    private InMemoryReactiveLock(LockOptions options, Slots slots) {
         this.options = Objects.requireNonNull(options, "options");
-        this.listener = SafeLockListener.of(options.listener());
-        this.store = store;
+        this.slots = slots;
+        this.core = new LockCore<>(options, new Store());
     }
 
     /** An in-memory lock with the default options. */
@@ -80,7 +77,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
 
     /** An in-memory lock with the given acquire timeout, renewal interval, maximum lease time, scheduler and listener. */
     public static InMemoryReactiveLock create(LockOptions options) {
-        return new InMemoryReactiveLock(options, new Store());
+        return new InMemoryReactiveLock(options, new Slots());
     }
 
     /**
@@ -88,7 +85,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
      * they exclude each other per name.
      */
     public InMemoryReactiveLock withOptions(LockOptions options) {
-        return new InMemoryReactiveLock(options, store);
+        return new InMemoryReactiveLock(options, slots);
     }
 
     /**
@@ -97,31 +94,34 @@ public final class InMemoryReactiveLock implements ReactiveLock {
      */
     public static LockLease lease(String name, long fencingToken, Duration remaining) {
         Arguments.checkName(name);
-        return Leases.create(name, Tokens.next(), fencingToken, System.nanoTime() + remaining.toNanos());
+        return new Lease(name, Tokens.next(), fencingToken, System.nanoTime() + remaining.toNanos());
     }
 
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        Arguments.checkCall(name, ttl, body, options, listener, () -> {});
-        return Mono.defer(() -> {
-            Session session = new Session(name, ttl, options.scheduler());
-            Mono<Void> release = Mono.fromRunnable(session::leave);
-            return Mono.usingWhen(session.acquire(), lease -> session.run(lease, body),
-                            lease -> release, (lease, error) -> release, lease -> release)
-                    .doFinally(signal -> session.leave());
-        });
+        return core.withLock(name, ttl, body);
+    }
+
+    @Override
+    public ReactiveLock withAcquireTimeout(Duration acquireTimeout) {
+        return core.withAcquireTimeout(acquireTimeout);
+    }
+
+    /** Bodies running with their renewal watchdog now; zero once every {@code withLock} has ended. */
+    public int activeLeases() {
+        return core.activeLeases();
     }
 
     /** Whether anyone holds the lock {@code name} now. */
     public boolean isLocked(String name) {
-        Slot slot = store.slots.get().get(name);
+        Slot slot = slots.map.get().get(name);
         return slot != null && slot.holder() != null;
     }
 
     /** The names of the locks held now, sorted. */
     public Set<String> lockedNames() {
         Set<String> names = new TreeSet<>();
-        store.slots.get().forEach((name, slot) -> {
+        slots.map.get().forEach((name, slot) -> {
             if (slot.holder() != null) {
                 names.add(name);
             }
@@ -151,11 +151,11 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         Arguments.checkName(name);
         Arguments.checkTtl(ttl, options);
         Holding outsider = new Holding();
-        boolean taken = store.change(slots -> {
-            Slot slot = slots.getOrDefault(name, Slot.FREE);
+        boolean taken = slots.change(map -> {
+            Slot slot = map.getOrDefault(name, Slot.FREE);
             return slot.holder() != null
-                    ? new Change<>(slots, false)
-                    : new Change<>(with(slots, name, slot.heldBy(outsider, store.nextFencingToken())), true);
+                    ? new Change<>(map, false)
+                    : new Change<>(with(map, name, slot.heldBy(outsider, slots.nextFencingToken())), true);
         });
         if (taken) {
             outsider.expiry = options.scheduler().schedule(() -> freeIfHeldBy(name, outsider),
@@ -164,40 +164,45 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         return taken;
     }
 
+    @Override
+    public String toString() {
+        return "InMemoryReactiveLock{" + options + "}";
+    }
+
     /**
      * Frees {@code name} if {@code holding} holds it ({@code null}: whoever does) and hands it to
      * the longest waiter; returns whether it was freed.
      */
     private boolean freeIfHeldBy(String name, @Nullable Holding holding) {
-        Freed freed = store.change(slots -> {
-            Slot slot = slots.get(name);
+        Freed freed = slots.change(map -> {
+            Slot slot = map.get(name);
             if (slot == null || slot.holder() == null || (holding != null && slot.holder() != holding)) {
-                return new Change<>(slots, null);
+                return new Change<>(map, null);
             }
-            return free(slots, name, slot);
+            return free(map, name, slot);
         });
         if (freed == null) {
             return false;
         }
-        freed.deliver();
+        freed.deliver(options);
         return true;
     }
 
     /** The slots after {@code name}'s holder left: the longest waiter holds it, or nobody. */
-    private Change<Freed> free(Map<String, Slot> slots, String name, Slot slot) {
+    private Change<Freed> free(Map<String, Slot> map, String name, Slot slot) {
         Holding previous = Objects.requireNonNull(slot.holder());
         if (slot.waiters().isEmpty()) {
-            return new Change<>(with(slots, name, null), new Freed(previous, null, 0));
+            return new Change<>(with(map, name, null), new Freed(previous, null, 0));
         }
         Session next = slot.waiters().get(0);
-        long fence = store.nextFencingToken();
+        long fence = slots.nextFencingToken();
         Slot handed = new Slot(next, fence, slot.waiters().subList(1, slot.waiters().size()));
-        return new Change<>(with(slots, name, handed), new Freed(previous, next, fence));
+        return new Change<>(with(map, name, handed), new Freed(previous, next, fence));
     }
 
-    /** A copy of {@code slots} with {@code name} set to {@code slot}, or removed if it is null. */
-    private static Map<String, Slot> with(Map<String, Slot> slots, String name, @Nullable Slot slot) {
-        Map<String, Slot> copy = new HashMap<>(slots);
+    /** A copy of {@code map} with {@code name} set to {@code slot}, or removed if it is null. */
+    private static Map<String, Slot> with(Map<String, Slot> map, String name, @Nullable Slot slot) {
+        Map<String, Slot> copy = new HashMap<>(map);
         if (slot == null) {
             copy.remove(name);
         } else {
@@ -211,8 +216,8 @@ public final class InMemoryReactiveLock implements ReactiveLock {
      * compare-and-set, so that no caller ever waits for another (a test double of a non-blocking
      * lock must not block either).
      */
-    private static final class Store {
-        final AtomicReference<Map<String, Slot>> slots = new AtomicReference<>(Map.of());
+    private static final class Slots {
+        final AtomicReference<Map<String, Slot>> map = new AtomicReference<>(Map.of());
         private final AtomicLong lastFencingToken = new AtomicLong();
 
         /**
@@ -226,9 +231,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         /** Applies {@code change} atomically, retrying it on a concurrent change; returns its result. */
         <R> R change(Function<Map<String, Slot>, Change<R>> change) {
             while (true) {
-                Map<String, Slot> before = slots.get();
+                Map<String, Slot> before = map.get();
                 Change<R> c = change.apply(before);
-                if (c.after() == before || slots.compareAndSet(before, c.after())) {
+                if (c.after() == before || map.compareAndSet(before, c.after())) {
                     return c.result();
                 }
             }
@@ -259,153 +264,131 @@ public final class InMemoryReactiveLock implements ReactiveLock {
         }
     }
 
-    /** Whoever holds a slot: a session of {@code withLock}, or an outside holder that expires by its TTL. */
+    /** Whoever holds a slot: an acquisition, or an outside holder that expires by its TTL. */
     private static class Holding {
         volatile @Nullable Disposable expiry;
     }
 
     /** What freeing a slot did: the holder that left and the waiter (with its token) that got the lock, if any. */
     private record Freed(Holding previous, @Nullable Session next, long fence) {
-        void deliver() {
+        void deliver(LockOptions options) {
             Disposable expiry = previous.expiry;
             if (expiry != null) {
                 expiry.dispose();
             }
-            if (next != null) {
-                next.granted(fence, true);
+            Session s = next;
+            if (s != null) {
+                long sentAt = System.nanoTime();
+                // On the scheduler, as a Redis reply would arrive: the next body must not run on the releaser's stack.
+                options.scheduler().schedule(() -> s.acquisition.handOver(fence, sentAt));
             }
         }
     }
 
+    /** One acquisition's place in the slots: the holder of a slot or one of its waiters. */
+    private static final class Session extends Holding {
+        final LockCore<Session>.Acquisition acquisition;
+
+        Session(LockCore<Session>.Acquisition acquisition) {
+            this.acquisition = acquisition;
+        }
+    }
+
     /**
-     * One subscription of {@code withLock}: WAITING until its body starts (RUNNING), DONE once it
-     * left; each step that changes the slots is one {@link Store#change}.
+     * The in-memory store: an attempt takes a free slot or joins its line, and a release hands the
+     * slot to the longest waiter, so waiters never poll: they pause until handed the lock.
      */
-    private final class Session extends Holding {
-        private static final int WAITING = 0;
-        private static final int RUNNING = 1;
-        private static final int DONE = 2;
+    private final class Store implements LockStore<Session> {
 
-        private final String name;
-        private final String token = Tokens.next();
-        private final long ttlNanos;
-        private final Scheduler scheduler;
-        private final long startNanos;
-        private final AtomicInteger state = new AtomicInteger(WAITING);
-        private volatile @Nullable MonoSink<LockLease> sink;
-        private volatile long heldSinceNanos;
-
-        Session(String name, Duration ttl, Scheduler scheduler) {
-            this.name = name;
-            this.ttlNanos = ttl.toNanos();
-            this.scheduler = scheduler;
-            this.startNanos = scheduler.now(TimeUnit.NANOSECONDS);
+        @Override
+        public Session open(LockCore<Session>.Acquisition acquisition) {
+            return new Session(acquisition);
         }
 
-        /** Completes the acquisition with a lease of {@code fence}; a hand-off hops to the scheduler, as a Redis reply would. */
-        void granted(long fence, boolean handOff) {
-            LockLease lease = Leases.create(name, token, fence, System.nanoTime() + ttlNanos);
-            MonoSink<LockLease> s = Objects.requireNonNull(sink);
-            if (handOff) {
-                // The next body must not run on the releaser's stack.
-                scheduler.schedule(() -> s.success(lease));
-            } else {
-                s.success(lease);
-            }
-        }
-
-        Mono<LockLease> acquire() {
-            Duration timeout = options.acquireTimeout();
-            Mono<LockLease> granted = Mono.create(s -> {
-                sink = s;
-                long fence = store.change(slots -> {
-                    Slot slot = slots.getOrDefault(name, Slot.FREE);
-                    if (slot.holder() == null) {
-                        long next = store.nextFencingToken();
-                        return new Change<>(with(slots, name, slot.heldBy(this, next)), next);
-                    }
-                    return timeout.isZero()
-                            ? new Change<>(slots, 0L)
-                            : new Change<>(with(slots, name, slot.withWaiter(this)), 0L);
-                });
-                if (state.get() == DONE) {
-                    leaveSlots(); // cancelled meanwhile (even from onSubscribe): take back what was just taken
-                } else if (fence > 0) {
-                    granted(fence, false);
-                } else if (timeout.isZero()) {
-                    s.error(busyFailure());
+        @Override
+        public CompletionStage<Reply> acquire(Session session) {
+            String name = session.acquisition.name();
+            long fence = slots.change(map -> {
+                Slot slot = map.getOrDefault(name, Slot.FREE);
+                if (slot.holder() == session) {
+                    return new Change<>(map, slot.fencingToken()); // handed over a while ago
                 }
+                if (slot.holder() == null) {
+                    long next = slots.nextFencingToken();
+                    return new Change<>(with(map, name, slot.heldBy(session, next)), next);
+                }
+                return slot.waiters().contains(session)
+                        ? new Change<>(map, 0L)
+                        : new Change<>(with(map, name, slot.withWaiter(session)), 0L);
             });
-            return timeout.isZero() ? granted : granted.timeout(timeout, Mono.error(this::busyFailure), scheduler);
+            return CompletableFuture.completedFuture(fence > 0
+                    ? Reply.granted(fence, session.acquisition.ttl().toNanos())
+                    : Reply.busy());
         }
 
-        private LockAcquisitionException busyFailure() {
-            Duration waited = Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - startNanos);
-            LockAcquisitionException failure = new LockAcquisitionException(name, 1, waited, null);
-            listener.acquireFailed(name, failure, waited);
-            return failure;
-        }
-
-        <T> Mono<T> run(LockLease lease, Function<? super LockLease, ? extends Mono<T>> body) {
-            long now = scheduler.now(TimeUnit.NANOSECONDS);
-            heldSinceNanos = now;
-            if (!state.compareAndSet(WAITING, RUNNING)) {
-                return Mono.empty(); // the subscriber left while the grant was delivered; leave() freed the lock
-            }
-            listener.acquired(name, Duration.ofNanos(now - startNanos));
-            Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
-            return Mono.firstWithSignal(work, watchdog(lease));
-        }
-
-        /** Never emits; fails when the lease is lost or the maximum lease time is reached. */
-        private <T> Mono<T> watchdog(LockLease lease) {
-            return Watchdog.watch(name, Duration.ofNanos(ttlNanos), options, scheduler, listener, every -> renew(lease));
-        }
-
-        private Mono<Void> renew(LockLease lease) {
+        @Override
+        public Mono<Void> renew(Session session, Lease lease) {
             return Mono.defer(() -> {
-                Slot slot = store.slots.get().get(name);
-                if (slot == null || slot.holder() != this) {
-                    return Mono.error(new LockLostException(name, "it expired or another holder took it", null));
+                Slot slot = slots.map.get().get(session.acquisition.name());
+                if (slot == null || slot.holder() != session) {
+                    return Mono.error(new LockLostException(session.acquisition.name(), "it expired or another holder took it",
+                            null));
                 }
-                Leases.extendTo(lease, System.nanoTime() + ttlNanos);
-                listener.renewed(name);
+                lease.extendTo(System.nanoTime() + session.acquisition.ttl().toNanos());
                 return Mono.empty();
             });
         }
 
-        /**
-         * Ends this session: leaves the line, or frees the lock if it still holds it; a started
-         * body is heard as released, even after its lease was lost. Idempotent.
-         */
-        void leave() {
-            int before = state.getAndSet(DONE);
-            if (before == DONE) {
-                return;
-            }
-            if (before == RUNNING) {
-                listener.released(name, Duration.ofNanos(scheduler.now(TimeUnit.NANOSECONDS) - heldSinceNanos));
-            }
-            leaveSlots();
+        @Override
+        public Mono<Void> release(Session session) {
+            return Mono.fromRunnable(() -> leave(session));
         }
 
-        /** Takes this session out of its slot: frees the lock if it holds it, else leaves the line. */
-        private void leaveSlots() {
-            Freed freed = store.change(slots -> {
-                Slot slot = slots.get(name);
+        @Override
+        public CompletionStage<?> releaseAbandoned(Session session) {
+            leave(session);
+            return CompletableFuture.completedFuture(null);
+        }
+
+        /** Frees the lock if {@code session} holds it (handing it to the next waiter), else takes it out of the line. */
+        private void leave(Session session) {
+            String name = session.acquisition.name();
+            Freed freed = slots.change(map -> {
+                Slot slot = map.get(name);
                 if (slot == null) {
-                    return new Change<>(slots, null);
+                    return new Change<>(map, null);
                 }
-                if (slot.holder() == this) {
-                    return free(slots, name, slot);
+                if (slot.holder() == session) {
+                    return free(map, name, slot);
                 }
-                return slot.waiters().contains(this)
-                        ? new Change<>(with(slots, name, slot.without(this)), null)
-                        : new Change<>(slots, null);
+                return slot.waiters().contains(session)
+                        ? new Change<>(with(map, name, slot.without(session)), null)
+                        : new Change<>(map, null);
             });
             if (freed != null) {
-                freed.deliver();
+                freed.deliver(options);
             }
+        }
+
+        @Override
+        public boolean isTransient(Throwable error) {
+            return false;
+        }
+
+        /** A waiter is in the slot's line: it is handed the lock, so it never polls. */
+        @Override
+        public @Nullable Duration pause(Session session, long retry) {
+            return null;
+        }
+
+        @Override
+        public boolean measuresOnSchedulerClock() {
+            return true;
+        }
+
+        @Override
+        public String toString() {
+            return "InMemoryReactiveLock.Store";
         }
     }
 }

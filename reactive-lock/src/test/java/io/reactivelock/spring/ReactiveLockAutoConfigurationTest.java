@@ -12,6 +12,7 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
+import io.reactivelock.testing.InMemoryReactiveLock;
 import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.micrometer.LockMetrics;
 import io.reactivelock.micrometer.ObservedReactiveLock;
@@ -225,12 +226,7 @@ class ReactiveLockAutoConfigurationTest {
 
     @Configuration(proxyBeanMethods = false)
     static class OwnLock {
-        static final ReactiveLock LOCK = new ReactiveLock() {
-            @Override
-            public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-                return Mono.empty();
-            }
-        };
+        static final ReactiveLock LOCK = InMemoryReactiveLock.create();
 
         @Bean
         ReactiveLock ownLock() {

@@ -1,0 +1,84 @@
+package io.reactivelock;
+
+import io.reactivelock.internal.LockCore;
+import io.reactivelock.internal.LockKeys;
+import io.reactivelock.internal.LockScripts;
+import io.reactivelock.internal.LuaScript;
+import io.reactivelock.internal.ReleaseNotices;
+import io.reactivelock.internal.ScriptExecutor;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The fair lock: waiters queue in Redis (a list in arrival order and a hash of their waiter
+ * leases) and a release hands the lock to the first live waiter. When that waiter is in this
+ * process the hand-off is delivered here, with no notice and no extra round trip; otherwise its
+ * token is published and it claims the lock with its next attempt. A waiter that leaves (or
+ * whose acquisition ended with any attempt sent) takes its token out of the line with the
+ * release script, and a waiter that stops calling loses its place after one waiter lease.
+ */
+final class FairRedisStore extends RedisStore {
+
+    private final String waiterLease;
+
+    FairRedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Call> notices) {
+        super(options, scripts, notices);
+        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+    }
+
+    @Override
+    public Call open(LockCore<Call>.Acquisition a) {
+        Call call = new Call(a, keys.lockKey(a.name()));
+        call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.queueKey(call.lockKey),
+                LockKeys.waitersKey(call.lockKey)};
+        call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention, waiterLease};
+        call.releaseKeys = call.acquireKeys;
+        call.releaseArgs = new String[] {a.token(), call.channel, call.fenceRetention, waiterLease};
+        return call;
+    }
+
+    @Override
+    LuaScript acquireScript() {
+        return LockScripts.ACQUIRE_FAIR;
+    }
+
+    @Override
+    LuaScript releaseScript() {
+        return LockScripts.RELEASE_FAIR;
+    }
+
+    /** Redis keeps the order: a local waiter gets the lock only when it is first in line there. */
+    @Override
+    @Nullable Duration handOffRun() {
+        return null;
+    }
+
+    @Override
+    CompletionStage<Long> handOffCommand(Call call, Call next) {
+        String[] args = {call.releaseArgs[0], call.releaseArgs[1], call.releaseArgs[2], call.releaseArgs[3],
+                next.acquisition.token(), next.ttlMillis};
+        return scripts.run(LockScripts.RELEASE_FAIR, call.releaseKeys, args);
+    }
+
+    /** {@code RELEASE_FAIR} returns the fencing token (far above 1) when it handed the lock to the named waiter. */
+    @Override
+    boolean handedOver(long result) {
+        return result > 1;
+    }
+
+    /** Redis handed the lock to the first in line (and announced it) or released it: nothing to do here. */
+    @Override
+    void notHandedOver(LockCore<Call>.Acquisition recipient) {}
+
+    /** A fair waiter keeps its place by calling; it never queues behind local waiters first. */
+    @Override
+    public Duration pauseBeforeFirstAttempt(Call call) {
+        return Duration.ZERO;
+    }
+
+    @Override
+    public String toString() {
+        return "FairRedisStore{" + options + "}";
+    }
+}

@@ -1,0 +1,240 @@
+package io.reactivelock;
+
+import io.reactivelock.internal.Backoff;
+import io.reactivelock.internal.Lease;
+import io.reactivelock.internal.LockCore;
+import io.reactivelock.internal.LockKeys;
+import io.reactivelock.internal.LockScripts;
+import io.reactivelock.internal.LockStore;
+import io.reactivelock.internal.LuaScript;
+import io.reactivelock.internal.RedisErrors;
+import io.reactivelock.internal.ReleaseNotices;
+import io.reactivelock.internal.ScriptExecutor;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+
+/**
+ * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
+ * one script, release a compare-and-delete that announces the release, renewal a
+ * compare-and-expire. Waiters sleep until a release notice or their backoff step; a holder with
+ * waiters in this process hands the lock straight to the one that has waited longest
+ * ({@code HAND_OVER}), for runs of at most one longest backoff step.
+ */
+class RedisStore implements LockStore<RedisStore.Call> {
+
+    /** How long the fencing record outlives the lease it was issued with. */
+    static final Duration FENCE_RETENTION = Duration.ofSeconds(60);
+
+    final LockOptions options;
+    final LockKeys keys;
+    final ScriptExecutor scripts;
+    final @Nullable ReleaseNotices<Call> notices;
+    final Backoff backoff;
+
+    RedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Call> notices) {
+        this.options = options;
+        this.keys = new LockKeys(options.keyPrefix());
+        this.scripts = scripts;
+        this.notices = notices;
+        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+    }
+
+    /** One acquisition's keys and script arguments, and its place among the local waiters. */
+    static final class Call {
+        final LockCore<Call>.Acquisition acquisition;
+        final String lockKey;
+        final String channel;
+        final String ttlMillis;
+        final String fenceRetention;
+        String[] acquireKeys = {};
+        String[] acquireArgs = {};
+        String[] releaseKeys = {};
+        String[] releaseArgs = {};
+        volatile ReleaseNotices.@Nullable Waiter<Call> waiter;
+
+        Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
+            this.acquisition = acquisition;
+            this.lockKey = lockKey;
+            this.channel = LockKeys.releaseChannel(lockKey);
+            this.ttlMillis = Long.toString(acquisition.ttl().toMillis());
+            this.fenceRetention = Long.toString(acquisition.ttl().plus(FENCE_RETENTION).toMillis());
+        }
+    }
+
+    @Override
+    public Call open(LockCore<Call>.Acquisition a) {
+        Call call = new Call(a, keys.lockKey(a.name()));
+        call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)};
+        call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention};
+        call.releaseKeys = new String[] {call.lockKey};
+        call.releaseArgs = new String[] {a.token(), call.channel};
+        return call;
+    }
+
+    @Override
+    public CompletionStage<Reply> acquire(Call call) {
+        long validFor = call.acquisition.ttl().toNanos();
+        return scripts.run(acquireScript(), call.acquireKeys, call.acquireArgs)
+                .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
+    }
+
+    LuaScript acquireScript() {
+        return LockScripts.ACQUIRE;
+    }
+
+    LuaScript releaseScript() {
+        return LockScripts.RELEASE;
+    }
+
+    @Override
+    public Mono<Void> renew(Call call, Lease lease) {
+        long sentAt = System.nanoTime();
+        return command(LockScripts.RENEW, new String[] {call.lockKey}, call.acquisition.token(), call.ttlMillis)
+                .flatMap(renewed -> {
+                    if (renewed == 1) {
+                        lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
+                        return Mono.empty();
+                    }
+                    return Mono.error(new LockLostException(call.acquisition.name(), "it expired or another holder took it", null));
+                });
+    }
+
+    @Override
+    public Mono<Void> release(Call call) {
+        ReleaseNotices.Waiter<Call> next = notices == null ? null : notices.reserveLongestWaiting(call.channel, handOffRun());
+        if (next == null) {
+            return releaseCommand(call);
+        }
+        LockCore<Call>.Acquisition recipient = next.acquisition();
+        return Mono.defer(() -> {
+            long sentAt = System.nanoTime();
+            recipient.expectHandOff(); // before sending: its end then releases, whatever happens
+            // The grant is taken from the command itself, so that one answered after our timeout
+            // still reaches the recipient (or is released if the recipient has ended).
+            CompletableFuture<Long> handOff = handOffCommand(call, recipient.call()).toCompletableFuture()
+                    .whenComplete((result, error) -> {
+                        if (result != null && handedOver(result)) {
+                            recipient.handOver(result, sentAt);
+                        }
+                    });
+            return Mono.fromFuture(handOff, true)
+                    .timeout(options.commandTimeout(), options.scheduler())
+                    .doOnNext(result -> {
+                        if (!handedOver(result)) {
+                            next.unreserve();
+                            notHandedOver(recipient);
+                        }
+                    })
+                    .then()
+                    .onErrorResume(e -> {
+                        // Outcome unknown: an ordinary release changes nothing if the hand-off happened.
+                        if (recipient.isDone()) {
+                            recipient.releaseInBackground("a hand-off whose outcome is unknown");
+                        }
+                        next.unreserve();
+                        recipient.wake();
+                        return releaseCommand(call);
+                    });
+        });
+    }
+
+    /** The longest run of local hand-offs on one lock: the longest a waiter elsewhere sleeps between attempts. */
+    @Nullable Duration handOffRun() {
+        return options.maxBackoff();
+    }
+
+    /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
+    CompletionStage<Long> handOffCommand(Call call, Call next) {
+        return scripts.run(LockScripts.HAND_OVER, call.acquireKeys, call.acquisition.token(), next.acquisition.token(),
+                next.fenceRetention, next.ttlMillis);
+    }
+
+    /** Whether a hand-off script's result means the named waiter got the lock (then it is the fence). */
+    boolean handedOver(long result) {
+        return result > 0;
+    }
+
+    /** The lease was already gone: the reserved waiter tries on its own. */
+    void notHandedOver(LockCore<Call>.Acquisition recipient) {
+        recipient.wake();
+    }
+
+    private Mono<Void> releaseCommand(Call call) {
+        return Mono.defer(() -> command(releaseScript(), call.releaseKeys, call.releaseArgs))
+                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
+                        .filter(RedisErrors::isTransient))
+                .then();
+    }
+
+    @Override
+    public CompletionStage<?> releaseAbandoned(Call call) {
+        return scripts.run(releaseScript(), call.releaseKeys, call.releaseArgs);
+    }
+
+    @Override
+    public boolean isTransient(Throwable error) {
+        return RedisErrors.isTransient(error);
+    }
+
+    @Override
+    public @Nullable Duration pause(Call call, long retry) {
+        if (notices == null) {
+            return backoff.step(retry);
+        }
+        join(call);
+        // Once Redis confirmed the subscription, every release wakes a waiter here: polling only
+        // covers lost notices and expiries, so the longest step does.
+        return backoff.step(notices.listening(call.channel) ? Long.MAX_VALUE : retry);
+    }
+
+    /**
+     * A newcomer does not try ahead of this process's waiters on the lock: it queues behind them
+     * for a hand-off (or the first backoff step), which keeps local hand-offs in arrival order and
+     * spares an attempt that would find the lock busy.
+     */
+    @Override
+    public Duration pauseBeforeFirstAttempt(Call call) {
+        if (notices == null || notices.waiters(call.channel) == 0) {
+            return Duration.ZERO;
+        }
+        join(call);
+        return backoff.step(0);
+    }
+
+    private void join(Call call) {
+        if (call.waiter == null) {
+            call.waiter = Objects.requireNonNull(notices).join(call.channel, call.acquisition);
+            if (call.acquisition.isDone()) {
+                stopWaiting(call); // the acquisition ended while it was joining
+            }
+        }
+    }
+
+    @Override
+    public void stopWaiting(Call call) {
+        ReleaseNotices.Waiter<Call> w = call.waiter;
+        if (w != null) {
+            w.leave();
+        }
+    }
+
+    /** How many acquisitions in this process wait for a release of lock {@code name}. */
+    int localWaiters(String name) {
+        return notices == null ? 0 : notices.waiters(LockKeys.releaseChannel(keys.lockKey(name)));
+    }
+
+    Mono<Long> command(LuaScript script, String[] keys, String... args) {
+        return Mono.fromCompletionStage(() -> scripts.run(script, keys, args))
+                .timeout(options.commandTimeout(), options.scheduler());
+    }
+
+    @Override
+    public String toString() {
+        return "RedisStore{" + options + "}";
+    }
+}
