@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -64,6 +66,48 @@ class CancellationSafetyTest {
                     .isPositive().isLessThan(SUBSCRIPTIONS);
         } finally {
             lock.close();
+        }
+    }
+
+    /**
+     * Issue 13's fair-mode defect: a waiter cancelled while it joins the line must leave it at
+     * once. A holder keeps the lock, so each of 10,000 acquisitions joins the line (or is about to)
+     * when it is cancelled. The waiter lease is 10 s (max backoff 2 s), so a line that empties
+     * within 2 s was emptied by the leaves, not by expiry; then the one live waiter gets the lock
+     * as soon as the holder releases, without waiting out a dead token's lease.
+     */
+    @Test
+    void aStormOfCancelledFairWaitersLeavesTheLineEmptyRightAway(RedisServer redis) throws Exception {
+        LockOptions options = LockOptions.builder().fair(true).backoff(Duration.ofMillis(1), Duration.ofSeconds(2)).build();
+        ReactiveRedisLock holderLock = ReactiveRedisLock.create(redis.uri(), options);
+        ReactiveRedisLock stormLock = ReactiveRedisLock.create(redis.uri(), options);
+        try {
+            Sinks.Empty<Void> holder = Sinks.empty();
+            Disposable holding = holderLock.withLock("line", Duration.ofMinutes(1), holder.asMono()).subscribe();
+            await().until(() -> "1".equals(redis.call("EXISTS", "lock:{line}")));
+            Flux.range(0, 10_000)
+                    .flatMap(i -> stormLock.withLock("line", Duration.ofMinutes(1), Mono.just(i))
+                            .take(Duration.ofNanos(ThreadLocalRandom.current().nextInt(3_000_000)))
+                            .onErrorResume(LockAcquisitionException.class, e -> Mono.empty()), IN_FLIGHT)
+                    .then()
+                    .block(Duration.ofMinutes(1));
+
+            await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(10)).untilAsserted(() -> {
+                assertThat(redis.call("LLEN", "lock:{line}:queue")).as("tokens left in the line").isEqualTo("0");
+                assertThat(redis.call("HLEN", "lock:{line}:waiters")).as("waiter leases left").isEqualTo("0");
+            });
+            CompletableFuture<Integer> live = stormLock.withLock("line", Duration.ofMinutes(1), Mono.just(1)).toFuture();
+            await().until(() -> "1".equals(redis.call("LLEN", "lock:{line}:queue")));
+            long released = System.nanoTime();
+            holder.tryEmitEmpty();
+            assertThat(live.get(5, TimeUnit.SECONDS)).isEqualTo(1);
+            assertThat(Duration.ofNanos(System.nanoTime() - released))
+                    .as("the live waiter is first in line, not behind a dead token's 10 s waiter lease")
+                    .isLessThan(Duration.ofSeconds(5));
+            holding.dispose();
+        } finally {
+            holderLock.close();
+            stormLock.close();
         }
     }
 

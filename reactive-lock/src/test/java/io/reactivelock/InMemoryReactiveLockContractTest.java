@@ -9,17 +9,17 @@ class InMemoryReactiveLockContractTest extends ReactiveLockContract {
     private final InMemoryReactiveLock store = InMemoryReactiveLock.create();
 
     @Override
-    ReactiveLock newLock(LockOptions options) {
+    protected ReactiveLock newLock(LockOptions options) {
         return store.withOptions(options);
     }
 
     @Override
-    void expireLease(String name) {
+    protected void expireLease(String name) {
         store.expire(name);
     }
 
     @Override
-    boolean isLocked(String name) {
+    protected boolean isLocked(String name) {
         return store.isLocked(name);
     }
 }

@@ -28,9 +28,9 @@ class LockListenerTest {
     void aLockRequestedAfterCloseIsHeardAsAnAcquireFailure(RedisServer redis) {
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().listener(events).build());
         lock.close();
-        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(IllegalStateException.class);
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(LockClosedException.class);
         assertThat(events.list).containsExactly("acquireFailed a");
-        assertThat(events.failures).singleElement().isInstanceOf(IllegalStateException.class);
+        assertThat(events.failures).singleElement().isInstanceOf(LockClosedException.class);
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.support.RecordingListener;
@@ -29,23 +30,34 @@ import reactor.util.context.ContextView;
 
 /**
  * What every {@link ReactiveLock} does, written once against the interface and run against each
- * implementation by a subclass, so the in-memory test double cannot drift from the Redis lock.
- * The reentrancy tests run {@link ReentrantReactiveLock} over each implementation.
+ * implementation by a subclass (the Redis lock in both modes, Redlock, the in-memory double), so
+ * they cannot drift. The reentrancy tests run {@link ReentrantReactiveLock} over each one.
+ *
+ * <p>Published in the test jar ({@code <classifier>tests</classifier>}): a user's own
+ * {@code ReactiveLock} decorator can run it by extending this class.
  */
-abstract class ReactiveLockContract {
+public abstract class ReactiveLockContract {
 
     static final Duration TTL = Duration.ofSeconds(30);
     static final Duration WAIT = Duration.ofSeconds(10);
     private static final int BODIES = 32;
 
     /** A new lock of the implementation under test, closed by the subclass after the test. */
-    abstract ReactiveLock newLock(LockOptions options);
+    protected abstract ReactiveLock newLock(LockOptions options);
 
     /** Ends the current lease of {@code name} as if its TTL had run out unnoticed. Blocking; test thread only. */
-    abstract void expireLease(String name);
+    protected abstract void expireLease(String name);
 
     /** Whether {@code name} is locked now, read from the implementation's store. Blocking; test thread only. */
-    abstract boolean isLocked(String name);
+    protected abstract boolean isLocked(String name);
+
+    /**
+     * Whether the implementation issues fencing tokens (Redlock does not): the declared capability
+     * by which the fencing checks are skipped, itself checked against every lease.
+     */
+    protected boolean issuesFencingTokens() {
+        return true;
+    }
 
     private ReactiveLock lock;
 
@@ -149,6 +161,7 @@ abstract class ReactiveLockContract {
 
     @Test
     void eachSubscriptionIsANewAcquisitionWithItsOwnTokenAndAHigherFencingToken() {
+        assumeTrue(issuesFencingTokens(), "the lock declares no fencing tokens");
         Mono<LockLease> leaseOf = lock().withLock("a", TTL, Mono::just);
         LockLease first = leaseOf.block(WAIT);
         LockLease second = leaseOf.block(WAIT);
@@ -164,6 +177,16 @@ abstract class ReactiveLockContract {
                     assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(TTL);
                 })
                 .verifyComplete();
+    }
+
+    @Test
+    void everyLeaseCarriesAFencingTokenExactlyWhenTheLockDeclaresIt() {
+        LockLease lease = lock().withLock("a", TTL, (Function<LockLease, Mono<LockLease>>) Mono::just).block(WAIT);
+        assertThat(lease).isNotNull();
+        assertThat(lease.hasFencingToken()).isEqualTo(issuesFencingTokens());
+        if (!issuesFencingTokens()) {
+            assertThatThrownBy(lease::fencingToken).isInstanceOf(UnsupportedOperationException.class);
+        }
     }
 
     @Test
@@ -233,6 +256,7 @@ abstract class ReactiveLockContract {
                     assertThat(e).isInstanceOf(LockAcquisitionException.class).hasNoCause()
                             .hasMessageContaining("'a'");
                     LockAcquisitionException failure = (LockAcquisitionException) e;
+                    assertThat(failure.reason()).isEqualTo(LockAcquisitionException.Reason.BUSY);
                     assertThat(failure.lockName()).isEqualTo("a");
                     assertThat(failure.waited()).isGreaterThanOrEqualTo(Duration.ofMillis(300));
                 })
@@ -264,12 +288,14 @@ abstract class ReactiveLockContract {
         List<Long> fencesInRunOrder = new CopyOnWriteArrayList<>();
         ReactiveLock patient = newLock(LockOptions.builder().acquireTimeout(Duration.ofSeconds(30)).build());
         runConcurrently(body -> patient.withLock("counter", Duration.ofSeconds(5), lease -> {
-            fencesInRunOrder.add(lease.fencingToken());
+            fencesInRunOrder.add(issuesFencingTokens() ? lease.fencingToken() : 0L);
             return body;
         }));
         assertThat(counter).as("lost updates").isEqualTo(BODIES);
         assertThat(maxOccupancy).as("bodies inside at once").hasValue(1);
-        assertThat(fencesInRunOrder).hasSize(BODIES).isSorted().doesNotHaveDuplicates();
+        if (issuesFencingTokens()) {
+            assertThat(fencesInRunOrder).hasSize(BODIES).isSorted().doesNotHaveDuplicates();
+        }
     }
 
     @Test
@@ -370,6 +396,47 @@ abstract class ReactiveLockContract {
     }
 
     @Test
+    void aPerCallAcquireTimeoutOverridesTheOptionsAndSharesTheLock() {
+        Disposable holder = lock().withLock("a", TTL, Mono.never()).subscribe();
+        eventually().until(() -> isLocked("a"));
+        ReactiveLock patient = newLock(LockOptions.builder().acquireTimeout(Duration.ofMinutes(5)).build());
+        StepVerifier.create(patient.withAcquireTimeout(Duration.ofMillis(200)).withLock("a", TTL, Mono.just("x")))
+                .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason())
+                        .isEqualTo(LockAcquisitionException.Reason.BUSY))
+                .verify(WAIT);
+        assertThatThrownBy(() -> patient.withAcquireTimeout(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("acquireTimeout");
+        assertThatThrownBy(() -> patient.withAcquireTimeout(null)).isInstanceOf(NullPointerException.class);
+        holder.dispose();
+        eventually().until(() -> !isLocked("a"));
+        StepVerifier.create(patient.withAcquireTimeout(Duration.ZERO).withLock("a", TTL, Mono.just("x")))
+                .expectNext("x").verifyComplete();
+    }
+
+    @Test
+    void acquisitionsPastMaxPendingAreRefusedWithTheirReasonAndNothingIsSent() {
+        Disposable holder = lock().withLock("a", TTL, Mono.never()).subscribe();
+        eventually().until(() -> isLocked("a"));
+        RecordingListener events = new RecordingListener();
+        ReactiveLock bounded = newLock(LockOptions.builder().maxPendingAcquisitions(1).listener(events).build());
+        Disposable waiting = bounded.withLock("a", TTL, Mono.just(1)).subscribe();
+        StepVerifier.create(bounded.withLock("b", TTL, Mono.just(2)))
+                .expectErrorSatisfies(e -> {
+                    assertThat(e).isInstanceOf(TooManyPendingAcquisitionsException.class);
+                    assertThat(((LockAcquisitionException) e).reason())
+                            .isEqualTo(LockAcquisitionException.Reason.TOO_MANY_PENDING);
+                    assertThat(((LockAcquisitionException) e).attempts()).isZero();
+                })
+                .verify(WAIT);
+        assertThat(isLocked("b")).isFalse();
+        assertThat(events.failures).singleElement().isInstanceOf(TooManyPendingAcquisitionsException.class);
+        waiting.dispose();
+        holder.dispose();
+        // The slot is given back when the waiter leaves: the bound counts acquisitions in progress.
+        StepVerifier.create(bounded.withLock("b", TTL, Mono.just(2))).expectNext(2).verifyComplete();
+    }
+
+    @Test
     void listenerHearsABodyThatCompletesAsAcquiredThenReleased() {
         RecordingListener events = new RecordingListener();
         StepVerifier.create(listenedTo(events).withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete();
@@ -386,7 +453,9 @@ abstract class ReactiveLockContract {
 
         StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(LockAcquisitionException.class);
         assertThat(events.failures).singleElement()
-                .satisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class).hasNoCause());
+                .satisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class).hasNoCause())
+                .satisfies(e -> assertThat(((LockAcquisitionException) e).reason())
+                        .isEqualTo(LockAcquisitionException.Reason.BUSY));
 
         finish.tryEmitEmpty();
         eventually().until(() -> events.list.contains("released a"));
@@ -496,7 +565,7 @@ abstract class ReactiveLockContract {
                         .flatMap(o -> locks.withLock("a", TTL, inner -> Mono.just(List.of(outer, inner))))))
                 .assertNext(leases -> {
                     assertThat(leases.get(1).token()).isEqualTo(leases.get(0).token());
-                    assertThat(leases.get(1).fencingToken()).isEqualTo(leases.get(0).fencingToken());
+                    assertThat(leases.get(1)).isSameAs(leases.get(0));
                 })
                 .verifyComplete();
         assertThat(isLocked("a")).isFalse();
@@ -534,7 +603,7 @@ abstract class ReactiveLockContract {
     void reentrantNamesHeldFurtherOutStayJoinableInsideANestedLockOfAnotherName() {
         ReactiveLock locks = ReentrantReactiveLock.of(impatient());
         StepVerifier.create(locks.withLock("a", TTL, a -> locks.withLock("b", TTL, b -> Mono.zip(
-                        locks.withLock("a", TTL, again -> Mono.just(again.fencingToken() == a.fencingToken())),
+                        locks.withLock("a", TTL, again -> Mono.just(again == a)),
                         lockedNow("b")))))
                 .assertNext(joinedAndHeld -> assertThat(joinedAndHeld.getT1() && joinedAndHeld.getT2()).isTrue())
                 .verifyComplete();

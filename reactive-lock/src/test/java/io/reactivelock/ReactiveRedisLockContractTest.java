@@ -23,19 +23,19 @@ class ReactiveRedisLockContractTest extends ReactiveLockContract {
     }
 
     @Override
-    ReactiveLock newLock(LockOptions options) {
+    protected ReactiveLock newLock(LockOptions options) {
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options);
         created.add(lock);
         return lock;
     }
 
     @Override
-    void expireLease(String name) {
+    protected void expireLease(String name) {
         redis.call("DEL", "lock:{" + name + "}");
     }
 
     @Override
-    boolean isLocked(String name) {
+    protected boolean isLocked(String name) {
         return "1".equals(redis.call("EXISTS", "lock:{" + name + "}"));
     }
 }

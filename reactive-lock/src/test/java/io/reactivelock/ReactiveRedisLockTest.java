@@ -209,7 +209,8 @@ class ReactiveRedisLockTest {
         ReactiveRedisLock closing = ReactiveRedisLock.create(redis.uri());
         StepVerifier.create(closing.closeAsync()).verifyComplete();
         assertThatThrownBy(() -> closing.withLock("a", TTL, Mono.just("x")).block(WAIT))
-                .isInstanceOf(IllegalStateException.class);
+                .isInstanceOf(LockClosedException.class)
+                .satisfies(e -> assertThat(((LockClosedException) e).reason()).isEqualTo(LockAcquisitionException.Reason.CLOSED));
         StepVerifier.create(closing.closeAsync()).as("closing twice is harmless").verifyComplete();
     }
 

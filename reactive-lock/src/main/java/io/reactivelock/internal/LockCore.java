@@ -319,10 +319,10 @@ public final class LockCore<C> {
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
-            if (!reply.isDone()) {
-                long timeout = options.commandTimeout().toMillis();
-                arm(t, options.commandTimeout(),
-                        () -> ended(t, sentAt, null, new TimeoutException("no reply within " + timeout + " ms")));
+            Duration timeout = store.replyTimeout(options.commandTimeout());
+            if (timeout != null && !reply.isDone()) {
+                arm(t, timeout, () -> ended(t, sentAt, null,
+                        new TimeoutException("no reply within " + timeout.toMillis() + " ms")));
             }
             reply.whenComplete((r, e) -> {
                 if (r != null && isDone()) {

@@ -60,6 +60,14 @@ public interface LockStore<C> {
      */
     @Nullable Duration pause(C call, long retry);
 
+    /**
+     * How long the core waits for an acquire reply before it counts the attempt as failed:
+     * {@code commandTimeout} by default; {@code null} for a store whose replies end by themselves.
+     */
+    default @Nullable Duration replyTimeout(Duration commandTimeout) {
+        return commandTimeout;
+    }
+
     /** The store's own check of a TTL, beside the common ones; throws {@link IllegalArgumentException}. */
     default void checkTtl(Duration ttl) {}
 

@@ -64,6 +64,12 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
                 a.ttl().toNanos() - redlock.driftNanos(a.ttl()));
     }
 
+    /** A round ends by itself within the node timeout, whatever the nodes do. */
+    @Override
+    public @Nullable Duration replyTimeout(Duration commandTimeout) {
+        return null;
+    }
+
     @Override
     public void checkTtl(Duration ttl) {
         if (ttl.toNanos() <= redlock.nodeTimeout().toNanos() + redlock.driftNanos(ttl)) {
@@ -84,7 +90,8 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
                 }
             }));
         }
-        return collect(replies, Round::hasMajority).map(round -> {
+        // Done as soon as a majority granted, or refused (then nobody else's answer can change it).
+        return collect(replies, round -> round.hasMajority() || round.majorityRefused()).map(round -> {
             if (round.hasMajority()) {
                 return Reply.granted(LockLease.NO_FENCING_TOKEN, call.validForNanos());
             }

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockAcquisitionException.Reason;
+import io.reactivelock.LockClosedException;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
@@ -111,9 +113,50 @@ class RedlockListenerTest {
     void aLockRequestedAfterCloseIsHeardAsAnAcquireFailure() {
         RedlockLock lock = lock(PATIENT);
         lock.close();
-        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(IllegalStateException.class);
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(LockClosedException.class);
         assertThat(events.list).containsExactly("acquireFailed a");
-        assertThat(events.failures).singleElement().isInstanceOf(IllegalStateException.class);
+        assertThat(events.failures).singleElement().isInstanceOf(LockClosedException.class)
+                .satisfies(e -> assertThat(((LockClosedException) e).reason()).isEqualTo(Reason.CLOSED));
+    }
+
+    /**
+     * Issue 13: with one of five nodes silent and the lock held on the other four, the no's alone
+     * rule out a majority: the lock is busy, not a Redis failure, whatever the silent node says.
+     */
+    @Test
+    void aLockHeldByAnotherOnTheNodesThatAnswerIsBusyEvenWithAFailedNode() {
+        RedlockLock lock = lock(QUICK);
+        Sinks.Empty<Void> finish = Sinks.empty();
+        Disposable holder = lock.withLock("a", TTL, finish.asMono()).subscribe();
+        poll().until(() -> events.list.contains("acquired a"));
+        RedisServer silent = servers.get(4);
+        silent.pause();
+        try {
+            StepVerifier.create(lock.withLock("a", TTL, Mono.just(1)))
+                    .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason()).isEqualTo(Reason.BUSY))
+                    .verify(WAIT);
+        } finally {
+            silent.resume();
+        }
+        assertThat(events.failures).singleElement()
+                .satisfies(e -> assertThat(((LockAcquisitionException) e).reason()).isEqualTo(Reason.BUSY));
+        finish.tryEmitEmpty();
+        holder.dispose();
+    }
+
+    /** With three of five nodes silent, no majority can answer: the reason says so, with the nodes' error. */
+    @Test
+    void tooManySilentNodesIsAQuorumNotReached() {
+        RedlockLock lock = lock(QUICK);
+        servers.subList(2, 5).forEach(RedisServer::pause);
+        try {
+            StepVerifier.create(lock.withLock("a", TTL, Mono.just(1)))
+                    .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason())
+                            .isEqualTo(Reason.QUORUM_NOT_REACHED))
+                    .verify(WAIT);
+        } finally {
+            servers.subList(2, 5).forEach(RedisServer::resume);
+        }
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
+import io.reactivelock.LockClosedException;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.testing.InMemoryReactiveLock;
 import io.reactivelock.ReactiveRedisLock;
@@ -147,7 +148,7 @@ class ReactiveLockAutoConfigurationTest {
         runner.withPropertyValues("spring.data.redis.url=" + url())
                 .run(context -> locks.add(context.getBean(ReactiveRedisLock.class)));
         StepVerifier.create(locks.get(0).withLock("a", TTL, Mono.just(1)))
-                .verifyErrorSatisfies(e -> assertThat(e).isInstanceOf(IllegalStateException.class).hasMessageContaining("after close()"));
+                .verifyErrorSatisfies(e -> assertThat(e).isInstanceOf(LockClosedException.class).hasMessageContaining("closed"));
     }
 
     @Test

@@ -1,0 +1,18 @@
+package io.reactivelock;
+
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+
+/** The {@link ReactiveLockContract} on a real Redis in fair mode. */
+@WithRedis
+class FairReactiveRedisLockContractTest extends ReactiveRedisLockContractTest {
+
+    FairReactiveRedisLockContractTest(RedisServer redis) {
+        super(redis);
+    }
+
+    @Override
+    protected ReactiveLock newLock(LockOptions options) {
+        return super.newLock(options.toBuilder().fair(true).build());
+    }
+}
