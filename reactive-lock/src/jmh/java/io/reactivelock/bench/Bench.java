@@ -40,10 +40,6 @@ public final class Bench {
         hopExecutor.prestartAllCoreThreads();
         Scheduler hop = Schedulers.fromExecutorService(hopExecutor, "hop");
 
-        // A local redis-server process, not a container: the same short path for every contender.
-        if (System.getProperty("redis.provider") == null) {
-            System.setProperty("redis.provider", "process");
-        }
         RedisServer redis = RedisServer.start();
         try {
             RedisStats stats = new RedisStats(redis);

@@ -43,9 +43,6 @@ public final class RedlockBench {
         int ops = Integer.getInteger("bench.redlock.ops", 2000);
         int rounds = Integer.getInteger("bench.redlock.rounds", 5);
         long delayMicros = Long.getLong("bench.redlock.delayMicros", 0);
-        if (System.getProperty("redis.provider") == null) {
-            System.setProperty("redis.provider", "process");
-        }
         List<RedisServer> servers = new ArrayList<>();
         Map<String, ReactiveLock> contenders = new LinkedHashMap<>();
         List<AutoCloseable> closeables = new ArrayList<>();

@@ -28,9 +28,10 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
- * The lock works for a Redis user that has exactly {@link LockUser#RULES} and nothing more: no
- * command of the lock or of Lettuce's connection set-up is refused ({@code ACL LOG} stays empty).
- * A user without the key pattern is refused at once with {@code NOPERM}, not retried.
+ * The lock works for a Redis user that has exactly the README's ACL line for the server
+ * ({@link LockUser#rules}) and nothing more: no command of the lock or of Lettuce's connection
+ * set-up is refused ({@code ACL LOG} stays empty). A user without the key pattern is refused at
+ * once with {@code NOPERM}, not retried.
  */
 @WithRedis
 class LeastPrivilegeTest {
@@ -61,6 +62,15 @@ class LeastPrivilegeTest {
 
     private List<Object> aclLog() {
         return redis.callList("ACL", "LOG");
+    }
+
+    @Test
+    void theServerTakesOneOfTheReadmeLines() {
+        String version = redis.call("INFO", "server").lines().filter(line -> line.startsWith("redis_version:"))
+                .findFirst().orElseThrow();
+        assertThat(LockUser.rules(redis))
+                .as("the README shows the ACL line for Redis 6.2 and for 7.0; add the one %s takes", version)
+                .isIn(LockUser.RULES, LockUser.RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS);
     }
 
     @Test
@@ -131,7 +141,7 @@ class LeastPrivilegeTest {
 
     @Test
     void aUserWithoutTheKeyPatternGetsNopermAtOnceInsteadOfARetryLoop() {
-        String rules = LockUser.RULES.replace("~lock:*", "~other:*");
+        String rules = LockUser.rules(redis).replace("~lock:*", "~other:*");
         LockUser.create(redis, "no-keys", "no-keys-password", rules);
         ReactiveRedisLock lock = ReactiveRedisLock.create(LockUser.uri(redis, "no-keys", "no-keys-password"),
                 LockOptions.builder().acquireTimeout(Duration.ofMinutes(5)).build());

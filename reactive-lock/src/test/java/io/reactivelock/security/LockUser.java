@@ -4,11 +4,14 @@ import io.lettuce.core.RedisURI;
 import io.reactivelock.support.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The least-privilege Redis user of the README's Security section: the ACL rules a lock user
- * needs with the default key prefix, every mode included. The README quotes {@link #RULES};
- * {@code ReadmeSecuritySectionTest} checks that it still does.
+ * needs with the default key prefix, every mode included. The README quotes {@link #RULES} and
+ * {@link #RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS}; {@code ReadmeSecuritySectionTest} checks that it
+ * still does.
  */
 final class LockUser {
 
@@ -20,8 +23,20 @@ final class LockUser {
     static final String RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications +evalsha +eval +get +set +del +pexpire +time"
             + " +publish +subscribe +unsubscribe +lindex +lpop +rpush +lrem +hget +hset +hdel ~lock:* &lock:*";
 
+    /**
+     * The subcommands Lettuce sends when it connects. Redis 6.2 checks the ACL before it looks the
+     * subcommand up, so it needs these rules even for subcommands it does not have. Redis 7.0 and
+     * later refuse a rule naming a subcommand they do not have, and refuse such a subcommand itself
+     * before any ACL check, so they need only the ones they have.
+     */
+    static final List<String> HANDSHAKE_SUBCOMMANDS = List.of("+client|setinfo", "+client|maint_notifications");
+
+    /** {@link #RULES} for a server that has none of {@link #HANDSHAKE_SUBCOMMANDS}, such as Redis 7.0. */
+    static final String RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS = without(HANDSHAKE_SUBCOMMANDS);
+
     static final String NAME = "lock-user";
     static final String PASSWORD = "lock-user-password";
+    private static final String PROBE = "acl-rule-probe";
 
     private LockUser() {}
 
@@ -32,9 +47,32 @@ final class LockUser {
         redis.call(command.toArray(String[]::new));
     }
 
-    /** Creates the lock user with {@link #RULES}. */
+    /** Creates the lock user with {@link #rules} of {@code redis}. */
     static void create(RedisServer redis) {
-        create(redis, NAME, PASSWORD, RULES);
+        create(redis, NAME, PASSWORD, rules(redis));
+    }
+
+    /** {@link #RULES} less each of {@link #HANDSHAKE_SUBCOMMANDS} that {@code redis} refuses as unknown. */
+    static String rules(RedisServer redis) {
+        return without(HANDSHAKE_SUBCOMMANDS.stream().filter(rule -> !accepts(redis, rule)).toList());
+    }
+
+    private static boolean accepts(RedisServer redis, String rule) {
+        try {
+            redis.call("ACL", "SETUSER", PROBE, rule);
+            return true;
+        } catch (IllegalStateException e) {
+            if (e.getMessage().contains("Unknown command")) {
+                return false;
+            }
+            throw e;
+        } finally {
+            redis.call("ACL", "DELUSER", PROBE);
+        }
+    }
+
+    private static String without(List<String> refused) {
+        return Stream.of(RULES.split(" ")).filter(rule -> !refused.contains(rule)).collect(Collectors.joining(" "));
     }
 
     /** The URI of {@code redis} authenticating as {@code user}. */

@@ -7,14 +7,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The README's Security section quotes the ACL rule line that {@link LeastPrivilegeTest} runs with. */
+/** The README's Security section quotes the ACL rule lines that {@link LeastPrivilegeTest} runs with. */
 class ReadmeSecuritySectionTest {
 
     @Test
-    void theReadmeShowsTheAclLineTheLeastPrivilegeTestUses() throws IOException {
+    void theReadmeShowsTheAclLinesTheLeastPrivilegeTestUses() throws IOException {
         // Surefire runs in the module directory; the README is the parent project's.
         String readme = Files.readString(Path.of("..", "README.md"));
         assertThat(readme).contains("ACL SETUSER " + LockUser.NAME + " on >password " + LockUser.RULES + "\n");
+        assertThat(readme).contains("ACL SETUSER " + LockUser.NAME + " on >password " + LockUser.RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS + "\n");
         assertThat(readme.indexOf("## Security")).as("Security comes just before Benchmarks")
                 .isPositive().isLessThan(readme.indexOf("## Benchmarks"));
     }

@@ -1,51 +1,73 @@
 package io.reactivelock.support;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import java.io.File;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Finds the {@code redis-server} executable: the system property {@code redis.server} or environment
- * variable {@code REDIS_SERVER}; else {@code redis-server} on the {@code PATH}; else the binary for this
- * OS and architecture shipped in the {@code com.github.codemonstur:embedded-redis} jar on the test class
- * path, extracted once per JVM.
+ * The {@code redis-server} executable the tests run, chosen by the system property {@value #PROPERTY}:
+ * <ul>
+ *   <li>{@code embedded} (the default): the binary for this OS and architecture shipped in the
+ *       {@code com.github.codemonstur:embedded-redis} jar on the test class path (Redis 6.2), extracted
+ *       once per JVM;
+ *   <li>{@code path}: {@code redis-server} found on the {@code PATH} (on Debian 12,
+ *       {@code apt-get install redis-server} gives 7.0);
+ *   <li>an absolute path to a {@code redis-server} executable.
+ * </ul>
+ * The default does not look at what the machine has installed, so that {@code ./mvnw verify} runs the
+ * same Redis on a fresh machine and on one with a distribution's {@code redis-server} on the {@code PATH}.
+ * Each binary's version is printed once per JVM to the JVM's own standard error, which surefire copies
+ * into the build output (it sends {@code System.out} and {@code System.err} to report files).
  */
 final class RedisBinary {
 
-    private static Path extracted;
+    static final String PROPERTY = "redis.server";
+
+    private static final PrintStream JVM_STDERR = new PrintStream(new FileOutputStream(FileDescriptor.err), true, UTF_8);
+    private static final Pattern VERSION = Pattern.compile("\\bv=(\\d+\\.\\d+\\.\\d+)\\b");
+    private static final Map<String, Path> RESOLVED = new HashMap<>();
+    private static final Map<Path, String> VERSIONS = new HashMap<>();
 
     private RedisBinary() {
     }
 
+    /** The binary {@value #PROPERTY} names now, resolved and its version printed at first use. */
     static synchronized Path path() {
-        String configured = System.getProperty("redis.server", System.getenv("REDIS_SERVER"));
-        if (configured != null && !configured.isBlank()) {
-            Path binary = Path.of(configured);
-            if (!Files.isRegularFile(binary) || !Files.isExecutable(binary)) {
-                throw new IllegalStateException("redis.server / REDIS_SERVER names " + binary + ", which is not an executable file");
-            }
-            return binary;
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        Path binary = RESOLVED.get(choice);
+        if (binary == null) {
+            binary = resolve(choice);
+            String version = VERSIONS.computeIfAbsent(binary, RedisBinary::askVersion);
+            RESOLVED.put(choice, binary);
+            JVM_STDERR.println("[redis] tests run against redis-server " + version + " (-D" + PROPERTY + "=" + choice + ": " + binary + ")");
         }
-        Optional<Path> onPath = onPath();
-        if (onPath.isPresent()) {
-            return onPath.get();
-        }
-        if (extracted == null) {
-            extracted = extract();
-        }
-        return extracted;
+        return binary;
     }
 
-    private static Optional<Path> onPath() {
+    /** The version (such as {@code 7.0.15}) of the binary {@value #PROPERTY} names now. */
+    static synchronized String version() {
+        return VERSIONS.get(path());
+    }
+
+    /** The first executable file called {@code name} in a directory of the {@code PATH}. */
+    static Optional<Path> onPath(String name) {
         String path = System.getenv("PATH");
         if (path == null) {
             return Optional.empty();
@@ -54,7 +76,7 @@ final class RedisBinary {
                 .filter(dir -> !dir.isEmpty())
                 .flatMap(dir -> {
                     try {
-                        return Stream.of(Path.of(dir, "redis-server"));
+                        return Stream.of(Path.of(dir, name));
                     } catch (InvalidPathException malformedEntry) {
                         return Stream.empty();
                     }
@@ -63,19 +85,52 @@ final class RedisBinary {
                 .findFirst();
     }
 
+    private static Path resolve(String choice) {
+        return switch (choice) {
+            case "embedded" -> extract();
+            case "path" -> onPath("redis-server").orElseThrow(() -> new IllegalStateException(
+                    "-D" + PROPERTY + "=path, but there is no redis-server on the PATH (" + System.getenv("PATH") + ")"));
+            default -> {
+                Path binary = Path.of(choice);
+                if (!binary.isAbsolute() || !Files.isRegularFile(binary) || !Files.isExecutable(binary)) {
+                    throw new IllegalStateException("-D" + PROPERTY + " must be embedded, path or the absolute path of a"
+                            + " redis-server executable, not " + choice);
+                }
+                yield binary;
+            }
+        };
+    }
+
+    private static String askVersion(Path binary) {
+        try {
+            Process process = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true).start();
+            String output = new String(process.getInputStream().readAllBytes(), UTF_8);
+            process.waitFor();
+            Matcher version = VERSION.matcher(output);
+            if (!version.find()) {
+                throw new IllegalStateException(binary + " --version printed no version: " + output);
+            }
+            return version.group(1);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not run " + binary + " --version", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while asking " + binary + " for its version", e);
+        }
+    }
+
     private static Path extract() {
         String os = System.getProperty("os.name") + "/" + System.getProperty("os.arch");
         String resource = resourceFor(os.toLowerCase(Locale.ROOT));
         InputStream in = resource == null ? null : RedisBinary.class.getClassLoader().getResourceAsStream(resource);
         if (in == null) {
-            throw new IllegalStateException("No redis-server for " + os + ": set -Dredis.server=/path/to/redis-server"
-                    + " (or REDIS_SERVER), put redis-server on the PATH, or have com.github.codemonstur:embedded-redis"
-                    + " (which ships Linux and macOS binaries for x86-64 and ARM64) on the test class path");
+            throw new IllegalStateException("No embedded redis-server for " + os + " (com.github.codemonstur:embedded-redis"
+                    + " ships Linux and macOS binaries for x86-64 and ARM64): use -D" + PROPERTY + "=path or -D"
+                    + PROPERTY + "=/path/to/redis-server");
         }
         try (in) {
-            Path binary = Files.createTempFile("redis-server-", "");
-            binary.toFile().deleteOnExit();
-            Files.copy(in, binary, StandardCopyOption.REPLACE_EXISTING);
+            Path binary = RedisServer.Scratch.directory().resolve("redis-server");
+            Files.copy(in, binary);
             Files.setPosixFilePermissions(binary, PosixFilePermissions.fromString("rwx------"));
             return binary;
         } catch (IOException e) {
@@ -83,7 +138,7 @@ final class RedisBinary {
         }
     }
 
-    /** The resource names are those of embedded-redis 1.4.4. */
+    /** The resource names are those of embedded-redis 1.4.4 (its Linux x86-64 binary reports 6.2.11). */
     private static String resourceFor(String osAndArch) {
         boolean x64 = osAndArch.endsWith("/amd64") || osAndArch.endsWith("/x86_64");
         boolean arm64 = osAndArch.endsWith("/aarch64") || osAndArch.endsWith("/arm64");

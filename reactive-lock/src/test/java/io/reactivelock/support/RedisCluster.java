@@ -53,7 +53,7 @@ public final class RedisCluster implements AutoCloseable {
                 if (i >= masters) {
                     args.addAll(List.of("--cluster-replica-no-failover", "yes"));
                 }
-                started.add(ProcessRedisServer.start(args));
+                started.add(RedisServer.start(args.toArray(String[]::new)));
             }
             RedisCluster cluster = new RedisCluster(List.copyOf(started.subList(0, masters)),
                     List.copyOf(started.subList(masters, started.size())));

@@ -38,9 +38,9 @@ public final class RedisSentinelSet implements AutoCloseable {
     public static RedisSentinelSet start() {
         List<RedisServer> started = new ArrayList<>();
         try {
-            RedisServer master = ProcessRedisServer.start(List.of());
+            RedisServer master = RedisServer.start();
             started.add(master);
-            RedisServer replica = ProcessRedisServer.start(List.of("--replicaof", master.host(), Integer.toString(master.port())));
+            RedisServer replica = RedisServer.start("--replicaof", master.host(), Integer.toString(master.port()));
             started.add(replica);
             String config = String.join("\n",
                     "sentinel monitor " + MASTER_NAME + " " + master.host() + " " + master.port() + " 2",
@@ -48,7 +48,7 @@ public final class RedisSentinelSet implements AutoCloseable {
                     "sentinel failover-timeout " + MASTER_NAME + " 10000", "");
             List<RedisServer> sentinels = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                RedisServer sentinel = ProcessRedisServer.start(config, List.of("--sentinel"));
+                RedisServer sentinel = RedisServer.start(config, List.of("--sentinel"));
                 started.add(sentinel);
                 sentinels.add(sentinel);
             }

@@ -1,38 +1,83 @@
 package io.reactivelock.support;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import io.lettuce.core.RedisURI;
+import java.io.File;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.lang.ProcessBuilder.Redirect;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
- * One real Redis server for tests, on a port of its own.
- *
- * <p>{@link #start} launches a local {@code redis-server} process or, where a Docker engine is reachable,
- * a {@code redis:7.4} container. The system property {@code redis.provider} chooses: {@code process},
- * {@code container} or {@code auto} (the default). The process runs the binary named by the system
- * property {@code redis.server} or environment variable {@code REDIS_SERVER}, else {@code redis-server}
- * from the {@code PATH}, else the one for this platform in the embedded-redis jar on the class path.
+ * One real {@code redis-server} process for tests, listening on 127.0.0.1 only, on a free port of its
+ * own, with a private temporary directory for its files and log. {@link RedisBinary} says which binary
+ * runs (the system property {@code redis.server}).
  *
  * <p>Every method blocks: call them from the test thread or another thread that may block, never from
- * inside a reactive pipeline. Closing is the normal way to end a server; a process that is still running
- * when the JVM exits is killed by a shutdown hook.
+ * inside a reactive pipeline. Closing is the normal way to end a server. A server still running when the
+ * JVM exits is killed by a shutdown hook; when the JVM dies without running hooks (SIGKILL, the OOM
+ * killer, surefire's fork timeout), the kernel kills it, where {@code setpriv} exists (Linux), and the next
+ * test JVM deletes the directories it left.
  */
-public abstract sealed class RedisServer implements AutoCloseable permits ProcessRedisServer, ContainerRedisServer {
+public final class RedisServer implements AutoCloseable {
 
     static final String LOOPBACK = "127.0.0.1";
-    static final Duration START_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration READY_PING_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration POLL_INTERVAL = Duration.ofMillis(10);
+    private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(5);
+    private static final int PORT_ATTEMPTS = 5;
+    private static final int LOG_TAIL_LINES = 30;
 
+    /** Processes not yet seen to exit: the shutdown hook kills them. */
+    private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(RedisServer::reap, "redis-server-reaper"));
+    }
+
+    private final Path binary;
+    private final Path root;
+    private final Path log;
+    private final List<String> extraArgs;
     private final String password;
+    private final boolean tls;
+    private Path configFile;
+    private int port;
+    private int tlsPort;
+    private int runs;
+    private long logOffset;
+    private Process process;
+    private boolean paused;
+    private boolean closed;
 
-    RedisServer(List<String> extraArgs) {
+    private RedisServer(Path binary, Path root, List<String> extraArgs, boolean tls) {
+        this.binary = binary;
+        this.root = root;
+        this.log = root.resolve("redis.log");
+        this.extraArgs = extraArgs;
+        this.tls = tls;
         int at = extraArgs.lastIndexOf("--requirepass");
         this.password = at >= 0 && at + 1 < extraArgs.size() ? extraArgs.get(at + 1) : null;
     }
@@ -45,24 +90,83 @@ public abstract sealed class RedisServer implements AutoCloseable permits Proces
     /**
      * Starts a server with extra {@code redis-server} arguments, such as {@code "--maxmemory", "1mb"} or
      * {@code "--requirepass", "secret"} (which {@link #uri()} and {@link #call} then use). They must not
-     * set {@code --port}, {@code --bind} or {@code --dir}, which the harness owns.
+     * set {@code --port}, {@code --tls-port}, {@code --bind} or {@code --dir}, which the harness owns.
      */
     public static RedisServer start(String... extraArgs) {
-        List<String> args = List.of(extraArgs);
-        String provider = System.getProperty("redis.provider", "auto");
-        return switch (provider) {
-            case "process" -> ProcessRedisServer.start(args);
-            case "container" -> ContainerRedisServer.start(args);
-            case "auto" -> Docker.AVAILABLE ? ContainerRedisServer.start(args) : ProcessRedisServer.start(args);
-            default -> throw new IllegalArgumentException("redis.provider must be process, container or auto, not " + provider);
-        };
+        return start(null, List.of(extraArgs), false);
+    }
+
+    /**
+     * Starts a server that also accepts TLS connections, on a free port of its own ({@link #tlsPort()});
+     * {@code extraArgs} give its certificate and key ({@code --tls-cert-file} and so on).
+     */
+    public static RedisServer startWithTls(String... extraArgs) {
+        return start(null, List.of(extraArgs), true);
+    }
+
+    /**
+     * Starts a server that reads (and may rewrite) a configuration file holding {@code config}, as a
+     * Sentinel must.
+     */
+    static RedisServer start(String config, List<String> extraArgs) {
+        return start(config, extraArgs, false);
+    }
+
+    private static RedisServer start(String config, List<String> extraArgs, boolean tls) {
+        Path binary = RedisBinary.path();
+        RedisServer server;
+        try {
+            server = new RedisServer(binary, Files.createTempDirectory(Scratch.directory(), "redis-server-"), List.copyOf(extraArgs), tls);
+            if (config != null) {
+                server.configFile = Files.writeString(server.root.resolve("redis.conf"), config);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not create a directory for redis-server", e);
+        }
+        try {
+            server.startOnFreePorts();
+            return server;
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    private synchronized void startOnFreePorts() {
+        for (int attempt = 1; ; attempt++) {
+            port = freePort();
+            if (tls) {
+                do {
+                    tlsPort = freePort();
+                } while (tlsPort == port);
+            }
+            if (launch()) {
+                return;
+            }
+            if (attempt == PORT_ATTEMPTS) {
+                throw new IllegalStateException("gave up after " + PORT_ATTEMPTS
+                        + " attempts: each time another process took a free port before redis-server could bind it");
+            }
+        }
     }
 
     /** The host to connect to. */
-    public abstract String host();
+    public String host() {
+        return LOOPBACK;
+    }
 
     /** The port, which stays the same across {@link #restart()}. */
-    public abstract int port();
+    public synchronized int port() {
+        return port;
+    }
+
+    /** The TLS port of a server started by {@link #startWithTls}, which stays the same across {@link #restart()}. */
+    public synchronized int tlsPort() {
+        if (!tls) {
+            throw new IllegalStateException(this + " was started without TLS");
+        }
+        return tlsPort;
+    }
 
     /** The Lettuce URI of this server, with its password if it has one. */
     public RedisURI uri() {
@@ -73,33 +177,90 @@ public abstract sealed class RedisServer implements AutoCloseable permits Proces
         return uri.build();
     }
 
-    /** The process id of the server as last started (for a container, its main process on the Docker host). */
-    public abstract long pid();
+    /** The process id of the server as last started. */
+    public synchronized long pid() {
+        return process.pid();
+    }
 
     /** Shuts the server down gracefully (resuming it first if paused) and waits until it has exited. */
-    public abstract void stop();
+    public synchronized void stop() {
+        if (isRunning()) {
+            if (paused) {
+                // A stopped process would hold SIGTERM pending until continued.
+                signal("CONT");
+            }
+            process.destroy();
+            if (!awaitExit()) {
+                kill();
+            }
+        }
+        exited();
+    }
 
     /** Kills the server abruptly, as a crash would, and waits until it has exited. */
-    public abstract void kill();
+    public synchronized void kill() {
+        if (isRunning()) {
+            process.destroyForcibly();
+            if (!awaitExit()) {
+                throw new IllegalStateException("redis-server " + process.pid() + " survived SIGKILL for " + EXIT_TIMEOUT.toSeconds() + " s");
+            }
+        }
+        exited();
+    }
 
-    /** Stops the server if it is running, then starts it again on the same port with an empty dataset. */
-    public abstract void restart();
+    /** Stops the server if it is running, then starts it again on the same port(s) with an empty dataset. */
+    public synchronized void restart() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+        stop();
+        if (!launch()) {
+            throw new IllegalStateException("port " + port + " was taken by another process while redis-server was down");
+        }
+    }
 
     /** Freezes the server: connections are still accepted but nothing is answered until {@link #resume()}. */
-    public abstract void pause();
+    public synchronized void pause() {
+        if (!isRunning()) {
+            throw new IllegalStateException(this + " is not running");
+        }
+        if (!paused) {
+            signal("STOP");
+            paused = true;
+        }
+    }
 
     /** Unfreezes a paused server; does nothing otherwise. */
-    public abstract void resume();
+    public synchronized void resume() {
+        if (paused && isRunning()) {
+            signal("CONT");
+        }
+        paused = false;
+    }
 
     /** Whether the server is alive (paused counts as alive). */
-    public abstract boolean isRunning();
+    public synchronized boolean isRunning() {
+        return process != null && process.isAlive();
+    }
 
     /** Whether the server is alive but paused. */
-    public abstract boolean isPaused();
+    public synchronized boolean isPaused() {
+        return paused && isRunning();
+    }
 
     /** Stops the server, killing it if it does not stop within 5 s, and removes its files; idempotent. */
     @Override
-    public abstract void close();
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            stop();
+        } finally {
+            deleteTree(root);
+        }
+    }
 
     /**
      * Runs one command on a fresh connection and renders the reply: strings as they are, integers in
@@ -143,7 +304,7 @@ public abstract sealed class RedisServer implements AutoCloseable permits Proces
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "[" + host() + ":" + port() + "]";
+        return "RedisServer[" + host() + ":" + port() + "]";
     }
 
     private Object send(String... command) {
@@ -161,6 +322,141 @@ public abstract sealed class RedisServer implements AutoCloseable permits Proces
                     .collect(Collectors.joining("\n"));
         }
         return reply.toString();
+    }
+
+    /** Starts redis-server on {@link #port} and waits until it answers; false if another process has a port it needs. */
+    private boolean launch() {
+        // A fresh directory per run, so that a restart never loads the dump of an earlier run.
+        Path dir = root.resolve("run-" + ++runs);
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (configFile != null) {
+            command.add(configFile.toString());
+        }
+        command.addAll(List.of("--bind", LOOPBACK, "--port", Integer.toString(port), "--save", "", "--appendonly", "no",
+                "--protected-mode", "no", "--daemonize", "no", "--dir", dir.toString()));
+        if (tls) {
+            command.addAll(List.of("--tls-port", Integer.toString(tlsPort)));
+        }
+        command.addAll(extraArgs);
+        try {
+            Files.createDirectory(dir);
+            logOffset = Files.exists(log) ? Files.size(log) : 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not prepare " + dir, e);
+        }
+        process = Spawner.start(new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(Redirect.appendTo(log.toFile())));
+        LIVE.add(process);
+        paused = false;
+        return awaitReady(command);
+    }
+
+    private boolean awaitReady(List<String> command) {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (process.isAlive()) {
+            if (ping(READY_PING_TIMEOUT)) {
+                if (call("INFO", "server").contains("process_id:" + process.pid() + "\r\n")) {
+                    return true;
+                }
+                // Another server answers on this port; ours cannot bind it.
+                kill();
+                return false;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                kill();
+                throw failure("did not answer PING within " + START_TIMEOUT.toSeconds() + " s", command);
+            }
+            sleep(POLL_INTERVAL);
+        }
+        exited();
+        if (logTail().contains("Address already in use")) {
+            return false;
+        }
+        throw failure("exited with status " + process.exitValue() + " before answering PING", command);
+    }
+
+    private IllegalStateException failure(String what, List<String> command) {
+        return new IllegalStateException("redis-server " + what + "\n  command: " + String.join(" ", command)
+                + "\n  last lines of " + log + ":\n" + logTail());
+    }
+
+    private String logTail() {
+        try {
+            byte[] bytes = Files.readAllBytes(log);
+            List<String> lines = new String(bytes, (int) logOffset, bytes.length - (int) logOffset, UTF_8).lines().toList();
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
+        } catch (NoSuchFileException e) {
+            return "(no output)";
+        } catch (IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
+    /**
+     * Java sends only SIGTERM and SIGKILL, so STOP and CONT go through the shell's built-in {@code kill},
+     * which exists wherever {@code /bin/sh} does (unlike {@code /bin/kill}, missing from minimal images).
+     */
+    private void signal(String signal) {
+        String command = "kill -s " + signal + " " + process.pid();
+        try {
+            Process kill = new ProcessBuilder("/bin/sh", "-c", command).redirectErrorStream(true).start();
+            String output = new String(kill.getInputStream().readAllBytes(), UTF_8);
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("'" + command + "' failed: " + output);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not run '" + command + "'", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running '" + command + "'", e);
+        }
+    }
+
+    private boolean awaitExit() {
+        try {
+            return process.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for redis-server " + process.pid() + " to exit", e);
+        }
+    }
+
+    private void exited() {
+        if (process != null) {
+            LIVE.remove(process);
+        }
+        paused = false;
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for redis-server to start", e);
+        }
+    }
+
+    private static void reap() {
+        LIVE.forEach(Process::destroyForcibly);
+        for (Process process : LIVE) {
+            try {
+                process.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        Scratch.delete();
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not delete " + root, e);
+        }
     }
 
     /**
@@ -187,16 +483,115 @@ public abstract sealed class RedisServer implements AutoCloseable permits Proces
         }
     }
 
-    /** Asked once per JVM; Testcontainers answers at once when no Docker engine is reachable. */
-    private static final class Docker {
+    /**
+     * Starts every redis-server from one thread that lives as long as the JVM, under
+     * {@code setpriv --pdeathsig KILL} where that works. Linux sends the parent-death signal when the
+     * <em>thread</em> that started the child ends, not the process, so a server started from a pool
+     * thread that later retires would be killed with it.
+     */
+    private static final class Spawner {
 
-        static final boolean AVAILABLE = available();
+        private static final List<String> WATCH = parentDeathWatch();
+        private static final ExecutorService THREAD = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "redis-server-spawner");
+            thread.setDaemon(true);
+            return thread;
+        });
 
-        private static boolean available() {
+        static Process start(ProcessBuilder builder) {
+            List<String> command = new ArrayList<>(WATCH);
+            command.addAll(builder.command());
+            builder.command(command);
             try {
-                return ContainerRedisServer.dockerAvailable();
-            } catch (NoClassDefFoundError noTestcontainers) {
-                // Users of the test-jar (the benchmarks) need not have Testcontainers on their class path.
+                return THREAD.submit(builder::start).get();
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof IOException io) {
+                    throw new UncheckedIOException("could not run " + String.join(" ", command), io);
+                }
+                throw new IllegalStateException("could not run " + String.join(" ", command), e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while starting redis-server", e);
+            }
+        }
+
+        /** {@code setpriv --pdeathsig KILL --} if this machine has a setpriv that knows the option, else nothing. */
+        private static List<String> parentDeathWatch() {
+            return RedisBinary.onPath("setpriv")
+                    .map(setpriv -> List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"))
+                    .filter(Spawner::runs)
+                    .orElse(List.of());
+        }
+
+        private static boolean runs(List<String> prefix) {
+            List<String> probe = new ArrayList<>(prefix);
+            probe.add("true");
+            try {
+                Process process = new ProcessBuilder(probe).redirectErrorStream(true).start();
+                process.getInputStream().transferTo(OutputStream.nullOutputStream());
+                return process.waitFor() == 0;
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+    }
+
+    /**
+     * This JVM's directory for redis-server files and the extracted binary,
+     * {@code <java.io.tmpdir>/reactive-lock-redis-<pid>}, made at first use after deleting those of JVMs
+     * that are gone (killed before their shutdown hook could delete them).
+     */
+    static final class Scratch {
+
+        private static final String PREFIX = "reactive-lock-redis-";
+        private static Path directory;
+
+        private Scratch() {
+        }
+
+        static synchronized Path directory() {
+            if (directory == null) {
+                deleteLeftovers();
+                Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+                try {
+                    directory = Files.createDirectories(tmp.resolve(PREFIX + ProcessHandle.current().pid()));
+                } catch (IOException e) {
+                    throw new UncheckedIOException("could not create a directory for redis-server in " + tmp, e);
+                }
+            }
+            return directory;
+        }
+
+        static synchronized void delete() {
+            if (directory != null && Files.exists(directory)) {
+                deleteTree(directory);
+            }
+        }
+
+        /** Deletes the directories of JVMs that are gone. */
+        static void deleteLeftovers() {
+            try (Stream<Path> entries = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+                entries.filter(entry -> entry.getFileName().toString().startsWith(PREFIX))
+                        .filter(entry -> ownerGone(entry.getFileName().toString().substring(PREFIX.length())))
+                        .forEach(leftover -> {
+                            try {
+                                deleteTree(leftover);
+                            } catch (UncheckedIOException notOurs) {
+                                // Another user's, or being deleted by someone else: not ours to clean.
+                            }
+                        });
+            } catch (IOException unreadable) {
+                // Nothing to clean that we can see.
+            }
+        }
+
+        private static boolean ownerGone(String pid) {
+            try {
+                return ProcessHandle.of(Long.parseLong(pid)).filter(ProcessHandle::isAlive).isEmpty();
+            } catch (NumberFormatException notOneOfOurs) {
                 return false;
             }
         }

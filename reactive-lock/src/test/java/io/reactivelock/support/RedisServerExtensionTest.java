@@ -2,6 +2,7 @@ package io.reactivelock.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
@@ -46,6 +47,8 @@ class RedisServerExtensionTest {
     void aTestMayLeaveDataBehindAndTheServerPaused(RedisServer redis) {
         redis.call("SET", "k", "v");
         redis.pause();
+        assertThat(redis.isPaused()).isTrue();
+        assertThat(redis.ping(Duration.ofMillis(200))).as("no answer while paused").isFalse();
     }
 
     @Test
@@ -59,6 +62,8 @@ class RedisServerExtensionTest {
     @Order(4)
     void aTestMayLeaveTheServerKilled(RedisServer redis) {
         redis.kill();
+        assertThat(redis.isRunning()).isFalse();
+        assertThat(redis.ping(Duration.ofSeconds(1))).as("refused while down").isFalse();
     }
 
     @Test

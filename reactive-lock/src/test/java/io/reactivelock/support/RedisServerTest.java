@@ -3,19 +3,126 @@ package io.reactivelock.support;
 import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** The {@link RedisServer} contract, whichever provider runs it. */
+/** The {@link RedisServer} harness, on whichever binary {@code -Dredis.server} chooses. */
 @WithRedis
 class RedisServerTest {
+
+    @Test
+    void theVersionPrintedForTheBuildLogIsTheVersionThatAnswers(RedisServer redis) {
+        assertThat(redis.call("INFO", "server")).contains("redis_version:" + RedisBinary.version() + "\r\n");
+    }
+
+    @Test
+    void listensOnLoopbackOnlyAndRestartsAsANewProcess(RedisServer redis) {
+        assertThat(redis.host()).isEqualTo("127.0.0.1");
+        assertThat(redis.callList("CONFIG", "GET", "bind")).containsExactly("bind", "127.0.0.1");
+        long pid = redis.pid();
+
+        redis.restart();
+
+        assertThat(redis.pid()).isNotEqualTo(pid);
+        assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty();
+    }
+
+    @Test
+    void aFailedStartReportsTheServerLog() {
+        assertThatThrownBy(() -> RedisServer.start("--no-such-directive", "x"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("exited with status")
+                .hasMessageContaining("no-such-directive")
+                .hasMessageContaining("Bad directive");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/no/such/redis-server", "redis-server", "PATH"})
+    void aChoiceOfServerThatIsNotABinaryIsRefusedByName(String choice) {
+        String before = System.getProperty(RedisBinary.PROPERTY);
+        System.setProperty(RedisBinary.PROPERTY, choice);
+        try {
+            assertThatThrownBy(RedisServer::start)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("embedded, path or the absolute path")
+                    .hasMessageEndingWith(choice);
+        } finally {
+            if (before == null) {
+                System.clearProperty(RedisBinary.PROPERTY);
+            } else {
+                System.setProperty(RedisBinary.PROPERTY, before);
+            }
+        }
+    }
+
+    /**
+     * A JVM killed with SIGKILL runs no shutdown hook: the kernel kills its servers (parent-death
+     * signal), and the next JVM to start a server deletes the directory it left.
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aServerDiesWithItsJvmEvenWhenTheJvmIsKilledWithSigkill() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process jvm = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                "-D" + RedisBinary.PROPERTY + "=" + System.getProperty(RedisBinary.PROPERTY, "embedded"),
+                ServerInAnotherJvm.class.getName())
+                .redirectErrorStream(true)
+                .start();
+        long serverPid;
+        Path files;
+        try {
+            BufferedReader output = new BufferedReader(new InputStreamReader(jvm.getInputStream(), US_ASCII));
+            StringBuilder seen = new StringBuilder();
+            String line;
+            while ((line = output.readLine()) != null && !line.startsWith(ServerInAnotherJvm.STARTED)) {
+                seen.append(line).append('\n');
+            }
+            assertThat(line).as("the other JVM started a server; its output:%n%s", seen).isNotNull();
+            String[] started = line.substring(ServerInAnotherJvm.STARTED.length()).split(" ");
+            serverPid = Long.parseLong(started[0]);
+            files = Path.of(started[1]);
+            assertThat(ProcessHandle.of(serverPid).filter(ProcessHandle::isAlive)).isPresent();
+        } finally {
+            jvm.destroyForcibly();
+        }
+        assertThat(jvm.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+        await("the orphaned redis-server to die").atMost(Duration.ofSeconds(10))
+                .until(() -> ProcessHandle.of(serverPid).filter(ProcessHandle::isAlive).isEmpty());
+        assertThat(files).as("left by the killed JVM").isDirectory();
+        RedisServer.Scratch.deleteLeftovers();
+        assertThat(files).doesNotExist();
+    }
+
+    /** Starts a server, prints its pid and this JVM's directory, and waits to be killed. */
+    static final class ServerInAnotherJvm {
+
+        static final String STARTED = "started ";
+
+        public static void main(String[] args) throws IOException {
+            RedisServer server = RedisServer.start();
+            System.out.println(STARTED + server.pid() + " " + RedisServer.Scratch.directory());
+            System.out.flush();
+            System.in.read();
+        }
+    }
 
     @Test
     void startsAndAnswersPing(RedisServer redis) {
