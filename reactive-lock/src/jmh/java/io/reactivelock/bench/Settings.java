@@ -18,6 +18,7 @@ final class Settings {
     final int scaleNames;
     final long scaleTimeoutSeconds;
     final String scaleJvmArgs;
+    final String forkJvmArgs;
     final Path out;
 
     Settings() {
@@ -43,6 +44,7 @@ final class Settings {
         scaleNames = Integer.parseInt(prop("bench.scale.names", "1000"));
         scaleTimeoutSeconds = Long.parseLong(prop("bench.scale.timeout", "150"));
         scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
+        forkJvmArgs = prop("bench.fork.jvmArgs", "-Xms256m -Xmx256m");
         out = Path.of(prop("bench.out", "target/bench"));
     }
 
