@@ -94,11 +94,17 @@ public final class Bench {
             }
             report.seconds = (System.nanoTime() - began) / 1e9;
 
+            Files.createDirectories(settings.out);
+            Files.writeString(settings.out.resolve("results.svg"), Chart.svg(settings, cells, report.caption()));
+            Files.writeString(settings.out.resolve("results.csv"), Baseline.csv(settings, cells));
+            if (settings.baseline != null) {
+                report.baseline = Baseline.read(settings.baseline);
+            }
             String markdown = report.markdown();
             System.out.println(markdown);
-            Files.createDirectories(settings.out);
             Files.writeString(settings.out.resolve("results.md"), markdown);
-            progress("written to " + settings.out.resolve("results.md"));
+            progress("written to " + settings.out.resolve("results.md") + ", results.svg (chart) and results.csv"
+                    + " (figures for -Dbench.baseline=)");
         } finally {
             redis.close();
             hopExecutor.shutdownNow();

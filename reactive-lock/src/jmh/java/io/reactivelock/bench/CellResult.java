@@ -155,6 +155,11 @@ final class CellResult {
         return commandsPerOp() * monitorClient / sampled;
     }
 
+    /** The latency that sums a cell up: of the whole pair when uncontended, of the wait for the lock when contended. */
+    Histogram headline() {
+        return scenario.contended ? wait : latency;
+    }
+
     double micros(Histogram h, double percentile) {
         return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e3;
     }

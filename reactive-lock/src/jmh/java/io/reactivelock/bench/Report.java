@@ -14,6 +14,7 @@ final class Report {
     int baselineThreads;
     Map<String, CellResult> cells;
     List<Map<String, String>> scale;
+    Map<String, double[]> baseline;
     double seconds;
     final String loadAtStart = loadAverage();
 
@@ -25,6 +26,7 @@ final class Report {
     String markdown() {
         StringBuilder md = new StringBuilder();
         header(md);
+        md.append("![throughput and p99 per contender and cell](results.svg)\n\n");
         for (Scenario scenario : settings.scenarios) {
             if (scenario.contended) {
                 contendedTable(md, scenario);
@@ -37,7 +39,17 @@ final class Report {
             scaleTable(md);
         }
         targets(md);
+        if (baseline != null) {
+            beforeAfter(md);
+        }
         return md.toString();
+    }
+
+    /** When and where, in one line, for the chart. */
+    String caption() {
+        return String.format(Locale.ROOT, "%s · Redis %s · %d cores · load average %s at start · %d round(s) of %.1f s per cell",
+                java.time.LocalDate.now(), redis.info("server", "redis_version"), Runtime.getRuntime().availableProcessors(),
+                loadAtStart, settings.rounds, settings.measureMillis / 1000.0);
     }
 
     private void header(StringBuilder md) {
@@ -290,6 +302,64 @@ final class Report {
         boolean met = atLeast ? r >= bound : r <= bound;
         md.append(String.format(Locale.ROOT, "%.2fx (" + format + " vs " + format + ")", r, value, base))
                 .append(" | ").append(Double.isNaN(r) ? "-" : mark(met)).append(" |\n");
+    }
+
+    /** This run against {@code -Dbench.baseline}: every figure before, after and after/before. */
+    private void beforeAfter(StringBuilder md) {
+        md.append("## Before/after (baseline: `").append(settings.baseline).append("`)\n\n");
+        md.append("Each figure as `before → after · after/before`. p50/p99 are of the pair in U cells, of the wait in"
+                + " C cells. The raw floor and Redisson did not change between the runs: their ratios show how much the"
+                + " machine itself drifted.\n\n");
+        md.append("| cell | contender | ").append(String.join(" | ", Baseline.FIGURES)).append(" |\n|---|---|");
+        md.append("---:|".repeat(Baseline.FIGURES.size())).append('\n');
+        for (Scenario scenario : settings.scenarios) {
+            for (String id : settings.contenders) {
+                double[] before = baseline.get(scenario + "/" + id);
+                if (before == null) {
+                    continue;
+                }
+                double[] after = Baseline.figures(cell(scenario, id));
+                md.append("| ").append(scenario).append(" | ").append(Contenders.IDS.get(id));
+                for (int i = 0; i < after.length; i++) {
+                    md.append(" | ").append(String.format(Locale.ROOT, "%,.1f → %,.1f", before[i], after[i]))
+                            .append(ratio(after[i], before[i], ""));
+                }
+                md.append(" |\n");
+            }
+        }
+        md.append('\n');
+        beforeAfterAgainstRaw(md);
+    }
+
+    /** Each contender's figures divided by the raw floor's of the same run: what machine drift between runs moves less. */
+    private void beforeAfterAgainstRaw(StringBuilder md) {
+        md.append("The first four figures divided by the raw floor's of the same run and cell (less sensitive to"
+                + " drift between the runs), as `before → after`:\n\n");
+        md.append("| cell | contender | ").append(String.join(" ÷ raw | ", Baseline.FIGURES.subList(0, 4)))
+                .append(" ÷ raw |\n|---|---|");
+        md.append("---:|".repeat(4)).append('\n');
+        for (Scenario scenario : settings.scenarios) {
+            double[] rawBefore = baseline.get(scenario + "/raw");
+            CellResult rawCell = cell(scenario, "raw");
+            if (rawBefore == null || rawCell == null) {
+                continue;
+            }
+            double[] rawAfter = Baseline.figures(rawCell);
+            for (String id : settings.contenders) {
+                double[] before = baseline.get(scenario + "/" + id);
+                if (before == null || id.equals("raw")) {
+                    continue;
+                }
+                double[] after = Baseline.figures(cell(scenario, id));
+                md.append("| ").append(scenario).append(" | ").append(Contenders.IDS.get(id));
+                for (int i = 0; i < 4; i++) {
+                    md.append(" | ").append(String.format(Locale.ROOT, "%.2fx → %.2fx", before[i] / rawBefore[i],
+                            after[i] / rawAfter[i]));
+                }
+                md.append(" |\n");
+            }
+        }
+        md.append('\n');
     }
 
     private static String mark(boolean met) {

@@ -20,6 +20,7 @@ final class Settings {
     final String scaleJvmArgs;
     final String forkJvmArgs;
     final Path out;
+    final Path baseline;
 
     Settings() {
         jitWarmupMillis = millis("bench.jitWarmup", "3");
@@ -46,6 +47,8 @@ final class Settings {
         scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
         forkJvmArgs = prop("bench.fork.jvmArgs", "-Xms256m -Xmx256m");
         out = Path.of(prop("bench.out", "target/bench"));
+        String before = prop("bench.baseline", "");
+        baseline = before.isEmpty() ? null : Path.of(before);
     }
 
     private static String prop(String name, String fallback) {
