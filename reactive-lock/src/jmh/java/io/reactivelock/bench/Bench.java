@@ -11,10 +11,8 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -36,9 +34,7 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         Settings settings = new Settings();
         long began = System.nanoTime();
-        ThreadPoolExecutor hopExecutor = (ThreadPoolExecutor) Executors.newFixedThreadPool(2, Threads.named("hop-", true));
-        hopExecutor.prestartAllCoreThreads();
-        Scheduler hop = Schedulers.fromExecutorService(hopExecutor, "hop");
+        ThreadPoolExecutor hopExecutor = Threads.hopExecutor();
 
         RedisServer redis = RedisServer.start();
         try {
@@ -55,15 +51,14 @@ public final class Bench {
                     cells.put(key(scenario, id), new CellResult(scenario, Contenders.IDS.get(id)));
                 }
             }
-            CellRunner runner = new CellRunner(stats, hop, hopExecutor, settings);
+            CellRunner runner = new CellRunner(stats, redis.uri(), hopExecutor, settings);
             if (settings.jitWarmupMillis > 0) {
                 // Two cores: C2 compiling in a measured window would steal a third of the machine.
                 for (String id : settings.contenders) {
                     progress("JIT warm-up: " + Contenders.IDS.get(id));
-                    try (Contender contender = Contenders.create(id, redis.uri())) {
-                        for (Scenario scenario : settings.scenarios) {
-                            runner.warmUp(scenario, contender, id);
-                        }
+                    Contender contender = Contenders.create(id, redis.uri());
+                    for (Scenario scenario : settings.scenarios) {
+                        runner.warmUpJit(scenario, contender, id);
                     }
                     Schedulers.shutdownNow();
                 }
@@ -75,14 +70,14 @@ public final class Bench {
                 }
                 for (String id : order) {
                     progress("round " + (round + 1) + "/" + settings.rounds + ": " + Contenders.IDS.get(id));
-                    try (Contender contender = Contenders.create(id, redis.uri())) {
-                        for (Scenario scenario : settings.scenarios) {
-                            CellResult cell = cells.get(key(scenario, id));
-                            runner.run(scenario, contender, id, round, cell);
-                            progress(String.format(java.util.Locale.ROOT, "  %-4s %10.0f ops/s  p50 %8.1f us  cpu %6.1f us/op  %s",
-                                    scenario, cell.opsPerSecond(), cell.micros(cell.latency, 50), cell.cpuMicrosPerOp(),
-                                    cell.errors > 0 ? cell.errors + " errors: " + cell.firstError : ""));
-                        }
+                    Contender contender = Contenders.create(id, redis.uri());
+                    for (Scenario scenario : settings.scenarios) {
+                        CellResult cell = cells.get(key(scenario, id));
+                        runner.run(scenario, contender, id, round, cell);
+                        progress(String.format(java.util.Locale.ROOT, "  %-4s %10.0f ops/s  p50 %8.1f us  cpu %6.1f us/op  %s",
+                                scenario, cell.roundRates.isEmpty() ? 0 : cell.roundRates.get(cell.roundRates.size() - 1),
+                                cell.micros(cell.latency, 50), cell.cpuMicrosPerOp(),
+                                cell.errors > 0 ? cell.errors + " errors: " + cell.firstError : ""));
                     }
                     // Reactor's shared schedulers belong to whoever uses them; start each contender without them.
                     Schedulers.shutdownNow();
@@ -95,11 +90,17 @@ public final class Bench {
             }
             report.seconds = (System.nanoTime() - began) / 1e9;
 
+            Files.createDirectories(settings.out);
+            Files.writeString(settings.out.resolve("results.svg"), Chart.svg(settings, cells, report.caption()));
+            Files.writeString(settings.out.resolve("results.csv"), Baseline.csv(settings, cells));
+            if (settings.baseline != null) {
+                report.baseline = Baseline.read(settings.baseline);
+            }
             String markdown = report.markdown();
             System.out.println(markdown);
-            Files.createDirectories(settings.out);
             Files.writeString(settings.out.resolve("results.md"), markdown);
-            progress("written to " + settings.out.resolve("results.md"));
+            progress("written to " + settings.out.resolve("results.md") + ", results.svg (chart) and results.csv"
+                    + " (figures for -Dbench.baseline=)");
         } finally {
             redis.close();
             hopExecutor.shutdownNow();

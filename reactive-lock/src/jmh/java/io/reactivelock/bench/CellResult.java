@@ -1,7 +1,14 @@
 package io.reactivelock.bench;
 
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.zip.DataFormatException;
 import org.HdrHistogram.Histogram;
 
 /** The figures of one (scenario, contender) cell, summed over its rounds. */
@@ -15,6 +22,7 @@ final class CellResult {
     final Map<String, Long> commands = new TreeMap<>();
     long ops;
     long nanos;
+    long lastRoundNanos;
     long cpuNanos;
     double redisCpuSeconds;
     long allocatedBytes;
@@ -28,12 +36,71 @@ final class CellResult {
     long switches;
     int rounds;
     String firstError;
-    final java.util.List<Double> roundRates = new java.util.ArrayList<>();
+    final List<Double> roundRates = new ArrayList<>();
 
     CellResult(Scenario scenario, String contender) {
         this.scenario = scenario;
         this.contender = contender;
         this.perWorker = new long[scenario.workers];
+    }
+
+    /**
+     * The figures one JVM measures of its workers ({@link Round#addTo}), as text for the parent of
+     * a cell in forked JVMs; overlaps and changes of holder are left out (only the parent, with
+     * every JVM's critical sections, can count them).
+     */
+    Map<String, String> jvmFigures() {
+        Map<String, String> figures = new LinkedHashMap<>();
+        figures.put("ops", Long.toString(ops));
+        figures.put("cpuNanos", Long.toString(cpuNanos));
+        figures.put("allocatedBytes", Long.toString(allocatedBytes));
+        figures.put("gcMillis", Long.toString(gcMillis));
+        figures.put("jitMillis", Long.toString(jitMillis));
+        figures.put("peakThreads", Integer.toString(peakThreads));
+        figures.put("errors", Long.toString(errors));
+        figures.put("perWorker", Arrays.toString(perWorker).replaceAll("[\\[\\] ]", ""));
+        figures.put("latency", encode(latency));
+        figures.put("wait", encode(wait));
+        if (firstError != null) {
+            figures.put("firstError", firstError);
+        }
+        return figures;
+    }
+
+    /** Adds what one forked JVM reported ({@link #jvmFigures}); returns its operations. */
+    long addJvmFigures(Map<String, String> figures) {
+        long jvmOps = Long.parseLong(figures.get("ops"));
+        ops += jvmOps;
+        cpuNanos += Long.parseLong(figures.get("cpuNanos"));
+        allocatedBytes += Long.parseLong(figures.get("allocatedBytes"));
+        gcMillis += Long.parseLong(figures.get("gcMillis"));
+        jitMillis += Long.parseLong(figures.get("jitMillis"));
+        peakThreads = Math.max(peakThreads, Integer.parseInt(figures.get("peakThreads")));
+        errors += Long.parseLong(figures.get("errors"));
+        String[] counts = figures.get("perWorker").split(",");
+        for (int w = 0; w < perWorker.length; w++) {
+            perWorker[w] += Long.parseLong(counts[w]);
+        }
+        latency.add(decode(figures.get("latency")));
+        wait.add(decode(figures.get("wait")));
+        if (firstError == null) {
+            firstError = figures.get("firstError");
+        }
+        return jvmOps;
+    }
+
+    private static String encode(Histogram histogram) {
+        ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());
+        int length = histogram.encodeIntoCompressedByteBuffer(buffer);
+        return Base64.getEncoder().encodeToString(Arrays.copyOf(buffer.array(), length));
+    }
+
+    private static Histogram decode(String text) {
+        try {
+            return Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(Base64.getDecoder().decode(text)), 0);
+        } catch (DataFormatException e) {
+            throw new IllegalStateException("unreadable histogram from a forked JVM", e);
+        }
     }
 
     /** Spread of the per-round rates, (max - min) / mean, in percent; NaN with one round. */
@@ -86,6 +153,11 @@ final class CellResult {
             return Double.NaN;
         }
         return commandsPerOp() * monitorClient / sampled;
+    }
+
+    /** The latency that sums a cell up: of the whole pair when uncontended, of the wait for the lock when contended. */
+    Histogram headline() {
+        return scenario.contended ? wait : latency;
     }
 
     double micros(Histogram h, double percentile) {

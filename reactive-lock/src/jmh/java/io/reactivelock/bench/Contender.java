@@ -1,51 +1,78 @@
 package io.reactivelock.bench;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
 /**
- * One lock implementation under test. A reactive contender runs each lock/body/unlock as a cold
- * {@code Mono}; a blocking one runs it on the calling platform thread.
+ * One lock implementation under test, as a factory of {@linkplain Instance instances}: what one
+ * application instance would create (its own client, connections, registry). Each cell makes the
+ * instances it needs, one shared by all workers or one per worker, and closes them afterwards.
  *
  * <p>Every acquisition is a distinct owner in Redis (its own token, Redisson thread id or Spring
  * registry client id) unless noted, so that contention on one name is real contention in Redis.
  */
-abstract class Contender implements AutoCloseable {
+final class Contender {
 
     /** Lease TTL every contender uses (Redisson's watchdog default is the same 30 s). */
     static final long TTL_MILLIS = 30_000;
 
-    private final String name;
+    /** What one application instance holds; a reactive one overrides {@link #run}, a blocking one {@link #runBlocking}. */
+    interface Instance extends AutoCloseable {
 
-    Contender(String name) {
-        this.name = name;
+        /** Acquires {@code key}, runs {@code body}, releases; completes after the release. */
+        default Mono<Void> run(String key, Mono<Void> body) {
+            throw new UnsupportedOperationException("blocking");
+        }
+
+        /** Blocking counterpart of {@link #run}: returns after the release. */
+        default void runBlocking(String key, Runnable body) throws Exception {
+            throw new UnsupportedOperationException("reactive");
+        }
+
+        @Override
+        void close();
     }
 
-    final String name() {
+    private final String name;
+    private final boolean blocking;
+    private final Supplier<Instance> factory;
+    private final List<Instance> instances = new ArrayList<>();
+
+    Contender(String name, boolean blocking, Supplier<Instance> factory) {
+        this.name = name;
+        this.blocking = blocking;
+        this.factory = factory;
+    }
+
+    String name() {
         return name;
     }
 
     /** True if {@link #runBlocking} is the entry point, false for {@link #run}. */
-    abstract boolean blocking();
+    boolean blocking() {
+        return blocking;
+    }
 
-    /** Acquires {@code key} as worker {@code worker}, runs {@code body}, releases; completes after the release. */
+    /** Creates the cell's instances; worker {@code w} then uses instance {@code w % count}. */
+    void beforeCell(int count) {
+        for (int i = 0; i < count; i++) {
+            instances.add(factory.get());
+        }
+    }
+
     Mono<Void> run(int worker, String key, Mono<Void> body) {
-        throw new UnsupportedOperationException(name + " is blocking");
+        return instances.get(worker % instances.size()).run(key, body);
     }
 
-    /** Blocking counterpart of {@link #run}: returns after the release. */
     void runBlocking(int worker, String key, Runnable body) throws Exception {
-        throw new UnsupportedOperationException(name + " is reactive");
+        instances.get(worker % instances.size()).runBlocking(key, body);
     }
 
-    /**
-     * Called before each cell. {@code contended} says that all {@code workers} use one lock name
-     * (each worker then stands for a separate application instance).
-     */
-    void beforeCell(int workers, boolean contended) {}
-
-    /** Called after each cell, once every worker has stopped. */
-    void afterCell() {}
-
-    @Override
-    public abstract void close();
+    /** Closes the cell's instances, once every worker has stopped. */
+    void afterCell() {
+        instances.forEach(Instance::close);
+        instances.clear();
+    }
 }

@@ -11,7 +11,6 @@ import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,38 +55,29 @@ final class Contenders {
 
     static Contender create(String id, RedisURI uri) {
         return switch (id) {
-            case "ours" -> new Ours(OURS, uri, LockOptions.defaults());
-            case "ours-fair" -> new Ours(OURS_FAIR, uri, LockOptions.builder().fair(true).build());
-            case "ours-poll" -> new OursPolling(uri);
-            case "redisson" -> new RedissonLock(uri);
-            case "spring-spin" -> new SpringLock(SPRING_SPIN, uri, RedisLockType.SPIN_LOCK);
-            case "spring-pubsub" -> new SpringLock(SPRING_PUBSUB, uri, RedisLockType.PUB_SUB_LOCK);
-            case "raw" -> new RawFloor(uri);
+            case "ours" -> new Contender(OURS, false, () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.defaults())));
+            case "ours-fair" -> new Contender(OURS_FAIR, false,
+                    () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.builder().fair(true).build())));
+            case "ours-poll" -> new Contender(OURS_POLL, false, () -> new OursPolling(uri));
+            case "redisson" -> new Contender(REDISSON, false, () -> new RedissonLock(uri));
+            case "spring-spin" -> new Contender(SPRING_SPIN, true, () -> new SpringLock(uri, RedisLockType.SPIN_LOCK));
+            case "spring-pubsub" -> new Contender(SPRING_PUBSUB, true, () -> new SpringLock(uri, RedisLockType.PUB_SUB_LOCK));
+            case "raw" -> new Contender(RAW, false, () -> new RawFloor(uri));
             default -> throw new IllegalArgumentException("unknown contender '" + id + "', known: " + ORDER);
         };
     }
 
     /** This library (default options unless fair), owning its client and connections. */
-    static class Ours extends Contender {
+    static class Ours implements Contender.Instance {
         private final ReactiveRedisLock lock;
-        private final Duration ttl = Duration.ofMillis(TTL_MILLIS);
+        private final Duration ttl = Duration.ofMillis(Contender.TTL_MILLIS);
 
-        Ours(String name, RedisURI uri, LockOptions options) {
-            this(name, ReactiveRedisLock.create(uri, options));
-        }
-
-        Ours(String name, ReactiveRedisLock lock) {
-            super(name);
+        Ours(ReactiveRedisLock lock) {
             this.lock = lock;
         }
 
         @Override
-        boolean blocking() {
-            return false;
-        }
-
-        @Override
-        Mono<Void> run(int worker, String key, Mono<Void> body) {
+        public Mono<Void> run(String key, Mono<Void> body) {
             return lock.withLock(key, ttl, body);
         }
 
@@ -109,7 +99,7 @@ final class Contenders {
         }
 
         private OursPolling(RedisClient client) {
-            super(OURS_POLL, ReactiveRedisLock.create(client.connect(StringCodec.UTF8), LockOptions.defaults()));
+            super(ReactiveRedisLock.create(client.connect(StringCodec.UTF8), LockOptions.defaults()));
             this.client = client;
         }
 
@@ -123,15 +113,15 @@ final class Contenders {
     /**
      * Redisson's reactive lock in watchdog mode (no lease time: a 30 s lease renewed every 10 s
      * while held), a random thread id per acquisition so that every acquisition is its own owner.
-     * Default client configuration, as a user gets it.
+     * An instance is one {@code RedissonClient} with the default single-server configuration, as a
+     * user gets it.
      */
-    static final class RedissonLock extends Contender {
+    static final class RedissonLock implements Contender.Instance {
         private final RedissonClient client;
         private final RedissonReactiveClient reactive;
         private final Map<String, RLockReactive> locks = new ConcurrentHashMap<>();
 
         RedissonLock(RedisURI uri) {
-            super(REDISSON);
             Config config = new Config();
             config.useSingleServer().setAddress("redis://" + uri.getHost() + ":" + uri.getPort());
             client = Redisson.create(config);
@@ -139,20 +129,10 @@ final class Contenders {
         }
 
         @Override
-        boolean blocking() {
-            return false;
-        }
-
-        @Override
-        Mono<Void> run(int worker, String key, Mono<Void> body) {
+        public Mono<Void> run(String key, Mono<Void> body) {
             RLockReactive lock = locks.computeIfAbsent(key, reactive::getLock);
             long threadId = ThreadLocalRandom.current().nextLong();
             return lock.lock(threadId).then(body).then(Mono.defer(() -> lock.unlock(threadId)));
-        }
-
-        @Override
-        void afterCell() {
-            locks.clear();
         }
 
         @Override
@@ -163,46 +143,28 @@ final class Contenders {
 
     /**
      * Spring Integration's blocking {@link RedisLockRegistry} on a Spring Data Lettuce connection
-     * factory (defaults: one shared native connection). A registry is one lock owner (one client
-     * id, plus an in-JVM ReentrantLock per name), so on a contended lock each worker gets its own
-     * registry, standing for its own application instance; all registries share the connection
-     * factory and one executor. Uncontended cells use one registry.
+     * factory of its own (defaults: one shared native connection), with its own executor. A
+     * registry is one lock owner (one client id) with an in-JVM {@code ReentrantLock} per name:
+     * workers sharing a registry queue in the JVM, workers with registries of their own meet in
+     * Redis.
      */
-    static final class SpringLock extends Contender {
+    static final class SpringLock implements Contender.Instance {
         private final LettuceConnectionFactory factory;
-        private final RedisLockType type;
-        private final List<RedisLockRegistry> registries = new ArrayList<>();
-        private ExecutorService executor;
-        private boolean perWorker;
+        private final RedisLockRegistry registry;
+        private final ExecutorService executor = Executors.newCachedThreadPool(Threads.named("spring-lock-", true));
 
-        SpringLock(String name, RedisURI uri, RedisLockType type) {
-            super(name);
-            this.type = type;
+        SpringLock(RedisURI uri, RedisLockType type) {
             factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(uri.getHost(), uri.getPort()));
             factory.afterPropertiesSet();
             factory.start();
+            registry = new RedisLockRegistry(factory, "spring", Duration.ofMillis(Contender.TTL_MILLIS));
+            registry.setRedisLockType(type);
+            registry.setExecutor(executor);
         }
 
         @Override
-        boolean blocking() {
-            return true;
-        }
-
-        @Override
-        void beforeCell(int workers, boolean contended) {
-            perWorker = contended;
-            executor = Executors.newCachedThreadPool(Threads.named("spring-lock-", true));
-            for (int i = 0; i < (contended ? workers : 1); i++) {
-                RedisLockRegistry registry = new RedisLockRegistry(factory, "spring", Duration.ofMillis(TTL_MILLIS));
-                registry.setRedisLockType(type);
-                registry.setExecutor(executor);
-                registries.add(registry);
-            }
-        }
-
-        @Override
-        void runBlocking(int worker, String key, Runnable body) {
-            Lock lock = registries.get(perWorker ? worker : 0).obtain(key);
+        public void runBlocking(String key, Runnable body) {
+            Lock lock = registry.obtain(key);
             lock.lock();
             try {
                 body.run();
@@ -212,16 +174,9 @@ final class Contenders {
         }
 
         @Override
-        void afterCell() {
-            for (RedisLockRegistry registry : registries) {
-                registry.destroy();
-            }
-            registries.clear();
-            executor.shutdownNow();
-        }
-
-        @Override
         public void close() {
+            registry.destroy();
+            executor.shutdownNow();
             factory.destroy();
         }
     }
@@ -230,27 +185,27 @@ final class Contenders {
      * The floor every correct lock pays: {@code SET key token NX PX ttl} to acquire and one
      * {@code EVALSHA} compare-and-delete to release, on Lettuce's async API; no renewal, no
      * fencing, no timeouts. A busy lock is polled with the same backoff as this library's
-     * defaults (5 ms to 200 ms, jitter 0.5). Its token is 128 bits from ThreadLocalRandom (not
-     * unguessable: SecureRandom is part of what the library pays on top).
+     * defaults. Its token is 128 bits from ThreadLocalRandom (not unguessable: SecureRandom is
+     * part of what the library pays on top).
      */
-    static final class RawFloor extends Contender {
+    static final class RawFloor implements Contender.Instance {
         private static final String RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
         private static final RuntimeException BUSY = new RuntimeException("busy", null, false, false) {
             private static final long serialVersionUID = 1L;
         };
+        private static final LockOptions DEFAULTS = LockOptions.defaults();
         private final RedisClient client;
         private final StatefulRedisConnection<String, String> connection;
         private final RedisAsyncCommands<String, String> redis;
         private final String releaseSha;
-        private final SetArgs setArgs = SetArgs.Builder.nx().px(TTL_MILLIS);
-        private final Retry backoff = Retry.backoff(Long.MAX_VALUE, LockOptions.DEFAULT_MIN_BACKOFF)
-                .maxBackoff(LockOptions.DEFAULT_MAX_BACKOFF)
-                .jitter(LockOptions.DEFAULT_JITTER)
+        private final SetArgs setArgs = SetArgs.Builder.nx().px(Contender.TTL_MILLIS);
+        private final Retry backoff = Retry.backoff(Long.MAX_VALUE, DEFAULTS.minBackoff())
+                .maxBackoff(DEFAULTS.maxBackoff())
+                .jitter(DEFAULTS.jitter())
                 .scheduler(Schedulers.parallel())
                 .filter(e -> e == BUSY);
 
         RawFloor(RedisURI uri) {
-            super(RAW);
             client = RedisClient.create(uri);
             client.setOptions(ClientOptions.builder()
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
@@ -260,12 +215,7 @@ final class Contenders {
         }
 
         @Override
-        boolean blocking() {
-            return false;
-        }
-
-        @Override
-        Mono<Void> run(int worker, String key, Mono<Void> body) {
+        public Mono<Void> run(String key, Mono<Void> body) {
             String token = token();
             String[] keys = {key};
             return Mono.fromCompletionStage(() -> redis.set(key, token, setArgs))

@@ -14,6 +14,7 @@ final class Report {
     int baselineThreads;
     Map<String, CellResult> cells;
     List<Map<String, String>> scale;
+    Map<String, double[]> baseline;
     double seconds;
     final String loadAtStart = loadAverage();
 
@@ -25,6 +26,7 @@ final class Report {
     String markdown() {
         StringBuilder md = new StringBuilder();
         header(md);
+        md.append("![throughput and p99 per contender and cell](results.svg)\n\n");
         for (Scenario scenario : settings.scenarios) {
             if (scenario.contended) {
                 contendedTable(md, scenario);
@@ -37,13 +39,24 @@ final class Report {
             scaleTable(md);
         }
         targets(md);
+        if (baseline != null) {
+            beforeAfter(md);
+        }
         return md.toString();
+    }
+
+    /** When and where, in one line, for the chart. */
+    String caption() {
+        return String.format(Locale.ROOT, "%s · Redis %s · %d cores · load average %s at start · %d round(s) of %.1f s per cell",
+                java.time.LocalDate.now(), redis.info("server", "redis_version"), Runtime.getRuntime().availableProcessors(),
+                loadAtStart, settings.rounds, settings.measureMillis / 1000.0);
     }
 
     private void header(StringBuilder md) {
         Runtime rt = Runtime.getRuntime();
         md.append("# reactive-lock benchmark\n\n");
         md.append("- command: `").append(command()).append("`\n");
+        md.append("- date: ").append(java.time.OffsetDateTime.now().withNano(0)).append('\n');
         md.append("- machine: ").append(rt.availableProcessors()).append(" cores (").append(cpuModel()).append("), ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ')
                 .append(System.getProperty("os.arch")).append('\n');
@@ -71,24 +84,32 @@ final class Report {
                 .append(baselineThreads).append(" before any contender: JVM + harness)\n");
         md.append(String.format(Locale.ROOT, "- run time: %.0f s; load average at start %s, at end %s"
                 + " (other processes on this machine count: read small differences as noise)%n", seconds, loadAtStart, loadAverage()));
-        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())`;"
+        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())` (fair:"
+                + " `LockOptions.builder().fair(true)`; backoff only: made from a plain connection, no release notices);"
                 + " **Redisson** `Redisson.create(config).reactive().getLock(name)`, default single-server config,"
                 + " `lock(threadId)`/`unlock(threadId)` with a random thread id per acquisition (watchdog mode);"
                 + " **Spring** `RedisLockRegistry` on a `LettuceConnectionFactory` (defaults), blocking, on platform threads;"
-                + " a registry is one lock owner with an in-JVM lock per name, so in C16 each worker has its own registry"
-                + " (16 simulated instances sharing the factory and one executor), in U1/U64 one registry serves all;"
                 + " **raw floor** `SET key token NX PX` + `EVALSHA` compare-and-delete on Lettuce's async API, one"
                 + " connection, busy lock polled with the library's default backoff, no renewal, no fencing,"
                 + " no timeouts, ThreadLocalRandom tokens.\n");
-        md.append("- scenarios: U1/U64 bodies are empty (`Mono.empty()`); the C16 body enters on the thread that got the"
-                + " lock and leaves on a `hop-` thread (reactive: `publishOn`; Spring: `submit(..).get()`).\n\n");
+        md.append("- instances: an instance is what one application instance of a contender holds (its own client and"
+                + " connections; for Spring its own connection factory and registry, which is one lock owner with an"
+                + " in-JVM lock per name), created fresh for each cell. U1, U64 and C16 use one instance shared by all"
+                + " workers, C16I one per worker, C16X one per forked JVM.\n");
+        md.append("- scenarios: U1/U64 bodies are empty (`Mono.empty()`); a C16 body enters on the thread that got the"
+                + " lock and leaves on a `hop-` thread (reactive: `publishOn`; Spring: `submit(..).get()`). In C16X each"
+                + " forked JVM (").append(settings.forkJvmArgs).append(") warms up for the JIT warm-up plus the warm-up"
+                + " time, then all measure the same window; overlaps and hand-offs to another worker come from every"
+                + " critical section's `System.nanoTime()` interval, merged across the JVMs; CPU, allocation, GC and"
+                + " JIT are summed over them, threads are the largest JVM's.\n\n");
         md.append("Ratios: `xR` against Redisson, `xraw` against the raw floor; > 1 means more of the figure"
                 + " (better for throughput, worse for latency, CPU, commands). \"rounds ±\" is half the spread"
                 + " (max - min) of the per-round throughputs relative to their mean: the run-to-run noise.\n\n");
     }
 
     private void uncontendedTable(StringBuilder md, Scenario scenario) {
-        md.append("## ").append(scenario).append(": ").append(scenario.description).append("\n\n");
+        md.append("## ").append(scenario).append(" (").append(scenario.measures).append("): ")
+                .append(scenario.description).append("\n\n");
         md.append("| contender | pairs/s | p50 µs | p99 µs | CPU µs/pair | Redis CPU µs/pair | alloc B/pair | Redis cmds/pair (round trips) | threads | errors |\n");
         md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         CellResult redisson = cell(scenario, "redisson");
@@ -110,23 +131,25 @@ final class Report {
     }
 
     private void contendedTable(StringBuilder md, Scenario scenario) {
-        md.append("## ").append(scenario).append(": ").append(scenario.description).append("\n\n");
+        md.append("## ").append(scenario).append(" (").append(scenario.measures).append("): ")
+                .append(scenario.description).append("\n\n");
         md.append("| contender | hand-offs/s | to another worker | wait p50 ms | wait p99 ms | wait max ms"
                 + " | acquisitions per worker | overlaps | Redis cmds/hand-off (round trips) | CPU µs/hand-off"
                 + " | Redis CPU µs/hand-off | alloc B/hand-off | threads | errors |\n");
         md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         CellResult redisson = cell(scenario, "redisson");
+        CellResult raw = cell(scenario, "raw");
         for (String id : settings.contenders) {
             CellResult c = cell(scenario, id);
             md.append("| ").append(c.contender)
-                    .append(" | ").append(withRatios(c, redisson, null, CellResult::opsPerSecond, "%,.0f")).append(spread(c))
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f")).append(spread(c))
                     .append(" | ").append(c.ops == 0 ? "-" : String.format(Locale.ROOT, "%.0f%%", 100.0 * c.switches / c.ops))
-                    .append(" | ").append(withRatios(c, redisson, null, x -> x.micros(x.wait, 50) / 1e3, "%,.2f"))
-                    .append(" | ").append(withRatios(c, redisson, null, x -> x.micros(x.wait, 99) / 1e3, "%,.1f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.wait, 50) / 1e3, "%,.2f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.wait, 99) / 1e3, "%,.1f"))
                     .append(" | ").append(withRatios(c, redisson, null, x -> x.wait.getTotalCount() == 0 ? Double.NaN : x.wait.getMaxValue() / 1e6, "%,.0f"))
                     .append(" | ").append(c.minPerWorker()).append("..").append(c.maxPerWorker())
                     .append(" | ").append(c.overlaps == 0 ? "0" : "**" + c.overlaps + "**")
-                    .append(" | ").append(commands(c)).append(ratio(c.commandsPerOp(), redisson == null ? Double.NaN : redisson.commandsPerOp(), "R"))
+                    .append(" | ").append(commands(c))
                     .append(" | ").append(withRatios(c, redisson, null, CellResult::cpuMicrosPerOp, "%,.1f"))
                     .append(" | ").append(withRatios(c, redisson, null, CellResult::redisCpuMicrosPerOp, "%,.1f"))
                     .append(" | ").append(withRatios(c, redisson, null, CellResult::bytesPerOp, "%,.0f"))
@@ -197,52 +220,146 @@ final class Report {
         md.append('\n');
     }
 
+    /** The targets of the issue "Speed at the raw floor", each with the figures it compares and whether it is met. */
     private void targets(StringBuilder md) {
         md.append("## Targets\n\n");
+        md.append("Ratios of figures measured side by side in this run. A target whose cells were not run says so.\n\n");
         md.append("| target | measured | met |\n|---|---|---|\n");
-        CellResult u64 = cell(Scenario.U64, "ours");
-        CellResult u1 = cell(Scenario.U1, "ours");
-        CellResult c16 = cell(Scenario.C16, "ours");
-        target(md, "U64 throughput >= 0.9x raw floor", u64, cell(Scenario.U64, "raw"), CellResult::opsPerSecond, 0.9, true);
-        target(md, "U64 throughput >= 3x Redisson", u64, cell(Scenario.U64, "redisson"), CellResult::opsPerSecond, 3, true);
-        target(md, "U1 p50 within 10% of raw floor", u1, cell(Scenario.U1, "raw"), x -> x.micros(x.latency, 50), 1.1, false);
-        target(md, "C16 hand-offs/s >= 1.5x Redisson", c16, cell(Scenario.C16, "redisson"), CellResult::opsPerSecond, 1.5, true);
-        target(md, "C16 wait p99 <= Redisson's", c16, cell(Scenario.C16, "redisson"), x -> x.micros(x.wait, 99), 1, false);
-        target(md, "C16 fair hand-offs/s >= 0.7x non-fair", cell(Scenario.C16, "ours-fair"), c16, CellResult::opsPerSecond, 0.7, true);
-        if (c16 != null) {
-            double all = c16.commandsPerOp();
-            double trips = c16.roundTripsPerOp();
-            md.append("| C16 <= 4 Redis commands per hand-off | ")
-                    .append(String.format(Locale.ROOT, "%.2f round trips, %.2f incl. commands run inside Lua", trips, all))
-                    .append(" | ").append(mark(trips <= 4)).append(" (round trips), ").append(mark(all <= 4)).append(" (all) |\n");
-            md.append("| C16 no overlaps | ").append(c16.overlaps).append(" | ").append(mark(c16.overlaps == 0)).append(" |\n");
-        }
-        target(md, "U1 JVM CPU per pair <= 1.2x raw floor", u1, cell(Scenario.U1, "raw"), CellResult::cpuMicrosPerOp, 1.2, false);
-        target(md, "U64 JVM CPU per pair <= 1.2x raw floor", u64, cell(Scenario.U64, "raw"), CellResult::cpuMicrosPerOp, 1.2, false);
-        if (scale != null) {
-            for (Map<String, String> r : scale) {
-                md.append("| scale: ").append(fmtInt(r.get("waiters"))).append(" waiters on ").append(fmtInt(r.get("names")))
-                        .append(" names, ").append(r.get("jvmArgs")).append(", all complete without error, threads constant | ")
-                        .append(ScaleResult.ok(r)
-                                ? fmtInt(r.get("completed")) + " completed in " + r.get("seconds") + " s, threads "
-                                        + r.get("threadsMin") + ".." + r.get("threadsMax")
-                                : ScaleResult.why(r))
-                        .append(" | ").append(mark(ScaleResult.ok(r) && r.get("threadsMin").equals(r.get("threadsMax")))).append(" |\n");
+        ratioTarget(md, "U1 p50 within 1.10x of the raw floor", Scenario.U1, "ours", "raw",
+                x -> x.micros(x.latency, 50), 1.1, false, "%,.0f µs");
+        ratioTarget(md, "U1 JVM CPU per pair within 1.2x of the raw floor", Scenario.U1, "ours", "raw",
+                CellResult::cpuMicrosPerOp, 1.2, false, "%,.1f µs");
+        ratioTarget(md, "U64 JVM CPU per pair within 1.2x of the raw floor", Scenario.U64, "ours", "raw",
+                CellResult::cpuMicrosPerOp, 1.2, false, "%,.1f µs");
+        ratioTarget(md, "U64 throughput at least 0.9x the raw floor", Scenario.U64, "ours", "raw",
+                CellResult::opsPerSecond, 0.9, true, "%,.0f/s");
+        ratioTarget(md, "U64 throughput at least 3x Redisson", Scenario.U64, "ours", "redisson",
+                CellResult::opsPerSecond, 3, true, "%,.0f/s");
+        for (Scenario scenario : List.of(Scenario.C16I, Scenario.C16X)) {
+            String in = scenario + " (" + scenario.measures + "): ";
+            ratioTarget(md, in + "hand-offs/s at least 1.5x Redisson", scenario, "ours", "redisson",
+                    CellResult::opsPerSecond, 1.5, true, "%,.0f/s");
+            ratioTarget(md, in + "wait p99 at most Redisson's", scenario, "ours", "redisson",
+                    x -> x.micros(x.wait, 99) / 1e3, 1, false, "%,.1f ms");
+            CellResult ours = cell(scenario, "ours");
+            md.append("| ").append(in).append("at most 3 client round trips per hand-off | ");
+            if (ours == null) {
+                md.append("not run | - |\n");
+            } else {
+                md.append(String.format(Locale.ROOT, "%.2f round trips (%.2f Redis commands incl. those inside scripts)",
+                        ours.roundTripsPerOp(), ours.commandsPerOp())).append(" | ").append(mark(ours.roundTripsPerOp() <= 3)).append(" |\n");
             }
         }
+        for (Scenario scenario : List.of(Scenario.C16, Scenario.C16I, Scenario.C16X)) {
+            ratioTarget(md, scenario + ": fair hand-offs/s within 30 % of non-fair (at least 0.7x)", scenario, "ours-fair",
+                    "ours", CellResult::opsPerSecond, 0.7, true, "%,.0f/s");
+        }
+        for (Scenario scenario : List.of(Scenario.C16, Scenario.C16I, Scenario.C16X)) {
+            for (String id : List.of("ours", "ours-fair")) {
+                CellResult c = cell(scenario, id);
+                if (c != null) {
+                    md.append("| ").append(scenario).append(", ").append(c.contender).append(": no overlapping critical sections | ")
+                            .append(c.overlaps).append(" overlaps in ").append(String.format(Locale.ROOT, "%,d", c.ops))
+                            .append(" hand-offs | ").append(mark(c.overlaps == 0 && c.ops > 0)).append(" |\n");
+                }
+            }
+        }
+        scaleTarget(md);
         md.append('\n');
     }
 
-    private void target(StringBuilder md, String what, CellResult ours, CellResult other,
-            ToDoubleFunction<CellResult> figure, double bound, boolean atLeast) {
-        if (ours == null || other == null) {
+    /** 100,000 concurrent waiters on 1,000 names drain in -Xmx256m with no error and a constant thread count. */
+    private void scaleTarget(StringBuilder md) {
+        md.append("| 100,000 concurrent waiters on 1,000 names drain in `-Xmx256m`, no error, constant thread count | ");
+        Map<String, String> first = scale == null || scale.isEmpty() ? null : scale.get(0);
+        if (first == null || !"100000".equals(first.get("waiters")) || !"1000".equals(first.get("names"))
+                || !first.get("jvmArgs").contains("-Xmx256m")) {
+            md.append("not run at that size").append(first == null ? "" : " (ran " + fmtInt(first.get("waiters"))
+                    + " waiters on " + fmtInt(first.get("names")) + " names, `" + first.get("jvmArgs") + "`)").append(" | - |\n");
             return;
         }
-        double r = figure.applyAsDouble(ours) / figure.applyAsDouble(other);
+        boolean ok = ScaleResult.ok(first) && first.get("threadsMin").equals(first.get("threadsMax"));
+        md.append(ScaleResult.ok(first)
+                        ? fmtInt(first.get("completed")) + " completed in " + first.get("seconds") + " s, threads "
+                                + first.get("threadsMin") + ".." + first.get("threadsMax")
+                        : ScaleResult.why(first))
+                .append(" | ").append(mark(ok)).append(" |\n");
+    }
+
+    /** A target on the ratio of one figure of {@code id} to the same figure of {@code otherId} in one cell. */
+    private void ratioTarget(StringBuilder md, String what, Scenario scenario, String id, String otherId,
+            ToDoubleFunction<CellResult> figure, double bound, boolean atLeast, String format) {
+        md.append("| ").append(what).append(" | ");
+        CellResult c = cell(scenario, id);
+        CellResult other = cell(scenario, otherId);
+        if (c == null || other == null) {
+            md.append("not run | - |\n");
+            return;
+        }
+        double value = figure.applyAsDouble(c);
+        double base = figure.applyAsDouble(other);
+        double r = value / base;
         boolean met = atLeast ? r >= bound : r <= bound;
-        md.append("| ").append(what).append(" | ")
-                .append(String.format(Locale.ROOT, "%.2fx (%,.1f vs %,.1f)", r, figure.applyAsDouble(ours), figure.applyAsDouble(other)))
-                .append(" | ").append(mark(met)).append(" |\n");
+        md.append(String.format(Locale.ROOT, "%.2fx (" + format + " vs " + format + ")", r, value, base))
+                .append(" | ").append(Double.isNaN(r) ? "-" : mark(met)).append(" |\n");
+    }
+
+    /** This run against {@code -Dbench.baseline}: every figure before, after and after/before. */
+    private void beforeAfter(StringBuilder md) {
+        md.append("## Before/after (baseline: `").append(settings.baseline).append("`)\n\n");
+        md.append("Each figure as `before → after · after/before`. p50/p99 are of the pair in U cells, of the wait in"
+                + " C cells. The raw floor and Redisson did not change between the runs: their ratios show how much the"
+                + " machine itself drifted.\n\n");
+        md.append("| cell | contender | ").append(String.join(" | ", Baseline.FIGURES)).append(" |\n|---|---|");
+        md.append("---:|".repeat(Baseline.FIGURES.size())).append('\n');
+        for (Scenario scenario : settings.scenarios) {
+            for (String id : settings.contenders) {
+                double[] before = baseline.get(scenario + "/" + id);
+                if (before == null) {
+                    continue;
+                }
+                double[] after = Baseline.figures(cell(scenario, id));
+                md.append("| ").append(scenario).append(" | ").append(Contenders.IDS.get(id));
+                for (int i = 0; i < after.length; i++) {
+                    md.append(" | ").append(String.format(Locale.ROOT, "%,.1f → %,.1f", before[i], after[i]))
+                            .append(ratio(after[i], before[i], ""));
+                }
+                md.append(" |\n");
+            }
+        }
+        md.append('\n');
+        beforeAfterAgainstRaw(md);
+    }
+
+    /** Each contender's figures divided by the raw floor's of the same run: what machine drift between runs moves less. */
+    private void beforeAfterAgainstRaw(StringBuilder md) {
+        md.append("The first four figures divided by the raw floor's of the same run and cell (less sensitive to"
+                + " drift between the runs), as `before → after`:\n\n");
+        md.append("| cell | contender | ").append(String.join(" ÷ raw | ", Baseline.FIGURES.subList(0, 4)))
+                .append(" ÷ raw |\n|---|---|");
+        md.append("---:|".repeat(4)).append('\n');
+        for (Scenario scenario : settings.scenarios) {
+            double[] rawBefore = baseline.get(scenario + "/raw");
+            CellResult rawCell = cell(scenario, "raw");
+            if (rawBefore == null || rawCell == null) {
+                continue;
+            }
+            double[] rawAfter = Baseline.figures(rawCell);
+            for (String id : settings.contenders) {
+                double[] before = baseline.get(scenario + "/" + id);
+                if (before == null || id.equals("raw")) {
+                    continue;
+                }
+                double[] after = Baseline.figures(cell(scenario, id));
+                md.append("| ").append(scenario).append(" | ").append(Contenders.IDS.get(id));
+                for (int i = 0; i < 4; i++) {
+                    md.append(" | ").append(String.format(Locale.ROOT, "%.2fx → %.2fx", before[i] / rawBefore[i],
+                            after[i] / rawAfter[i]));
+                }
+                md.append(" |\n");
+            }
+        }
+        md.append('\n');
     }
 
     private static String mark(boolean met) {

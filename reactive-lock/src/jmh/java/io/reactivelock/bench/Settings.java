@@ -18,7 +18,9 @@ final class Settings {
     final int scaleNames;
     final long scaleTimeoutSeconds;
     final String scaleJvmArgs;
+    final String forkJvmArgs;
     final Path out;
+    final Path baseline;
 
     Settings() {
         jitWarmupMillis = millis("bench.jitWarmup", "3");
@@ -43,7 +45,10 @@ final class Settings {
         scaleNames = Integer.parseInt(prop("bench.scale.names", "1000"));
         scaleTimeoutSeconds = Long.parseLong(prop("bench.scale.timeout", "150"));
         scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
+        forkJvmArgs = prop("bench.fork.jvmArgs", "-Xms256m -Xmx256m");
         out = Path.of(prop("bench.out", "target/bench"));
+        String before = prop("bench.baseline", "");
+        baseline = before.isEmpty() ? null : Path.of(before);
     }
 
     private static String prop(String name, String fallback) {

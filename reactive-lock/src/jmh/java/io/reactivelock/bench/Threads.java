@@ -1,6 +1,8 @@
 package io.reactivelock.bench;
 
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
 
 final class Threads {
@@ -14,6 +16,13 @@ final class Threads {
             thread.setDaemon(daemon);
             return thread;
         };
+    }
+
+    /** The two started threads every critical section leaves on (its body hops there). */
+    static ThreadPoolExecutor hopExecutor() {
+        ThreadPoolExecutor executor = (ThreadPoolExecutor) Executors.newFixedThreadPool(2, named("hop-", true));
+        executor.prestartAllCoreThreads();
+        return executor;
     }
 
     static void sleep(long millis) {

@@ -1,0 +1,291 @@
+package io.reactivelock.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The workers of one cell in this JVM and what this JVM sees of them: {@link #start} them,
+ * {@link #begin} and {@link #end} the measurement, {@link #stop} them (waiting until every pair
+ * in flight has finished), then {@link #addTo} a result. Redis-side figures are the caller's.
+ */
+final class Round {
+
+    private final Contender contender;
+    private final int workers;
+    private final int instances;
+    private final int firstWorker;
+    private final boolean contended;
+    private final String[] keys;
+    private final ExecutorService hopExecutor;
+    private final Scheduler hop;
+    private final Intervals intervals;
+    private final Recorder latency = new Recorder(3);
+    private final Recorder wait = new Recorder(3);
+    private final LongAdder ops = new LongAdder();
+    private final LongAdder errors = new LongAdder();
+    private final LongAdder overlaps = new LongAdder();
+    private final LongAdder switches = new LongAdder();
+    private final AtomicLongArray perWorker;
+    private final AtomicInteger occupancy = new AtomicInteger();
+    private final AtomicInteger lastHolder = new AtomicInteger(-1);
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final AtomicReference<Throwable> firstError = new AtomicReference<>();
+    private final CountDownLatch stopped;
+    private final List<Disposable> chains = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+
+    private long[] workersBefore;
+    private long opsBefore;
+    private long switchesBefore;
+    private long gcBefore;
+    private long jitBefore;
+    private Map<Long, Long> allocBefore;
+    private long cpuBefore;
+    private long[] workersDelta;
+    private long opsDelta;
+    private long switchesDelta;
+    private long gcDelta;
+    private long jitDelta;
+    private long allocDelta;
+    private long cpuDelta;
+    private int peak;
+    private Histogram latencyWindow;
+    private Histogram waitWindow;
+
+    /**
+     * {@code workers} workers of this JVM, numbered from {@code firstWorker} in the cell, through
+     * {@code instances} instances of {@code contender}; on one key if {@code contended}, else each
+     * on its own. {@code intervals}, if not null, records every critical section measured.
+     */
+    Round(Contender contender, int workers, int instances, int firstWorker, boolean contended, String key,
+            ExecutorService hopExecutor, Intervals intervals) {
+        this.contender = contender;
+        this.workers = workers;
+        this.instances = instances;
+        this.firstWorker = firstWorker;
+        this.contended = contended;
+        this.hopExecutor = hopExecutor;
+        this.hop = Schedulers.fromExecutorService(hopExecutor, "hop");
+        this.intervals = intervals;
+        this.perWorker = new AtomicLongArray(workers);
+        this.stopped = new CountDownLatch(workers);
+        this.keys = new String[workers];
+        for (int w = 0; w < workers; w++) {
+            keys[w] = contended ? key : key + ":" + w;
+        }
+    }
+
+    /** Creates the instances and starts the workers. */
+    void start() {
+        contender.beforeCell(instances);
+        for (int w = 0; w < workers; w++) {
+            int worker = w;
+            if (contender.blocking()) {
+                Thread thread = new Thread(() -> blockingLoop(worker), "bench-worker-" + w);
+                thread.setDaemon(true);
+                threads.add(thread);
+            } else {
+                chains.add(chain(worker).subscribe(null, e -> {
+                    failed(e);
+                    stopped.countDown();
+                }, stopped::countDown));
+            }
+        }
+        threads.forEach(Thread::start);
+    }
+
+    void begin() {
+        latency.getIntervalHistogram();
+        wait.getIntervalHistogram();
+        workersBefore = snapshot(perWorker);
+        opsBefore = ops.sum();
+        switchesBefore = switches.sum();
+        gcBefore = JvmProbe.gcMillis();
+        jitBefore = JvmProbe.jitMillis();
+        allocBefore = JvmProbe.allocatedByThread();
+        JvmProbe.resetPeakThreads();
+        if (intervals != null) {
+            intervals.recording(true);
+        }
+        cpuBefore = JvmProbe.processCpuNanos();
+    }
+
+    void end() {
+        cpuDelta = JvmProbe.processCpuNanos() - cpuBefore;
+        if (intervals != null) {
+            intervals.recording(false);
+        }
+        opsDelta = ops.sum() - opsBefore;
+        switchesDelta = switches.sum() - switchesBefore;
+        latencyWindow = latency.getIntervalHistogram();
+        waitWindow = wait.getIntervalHistogram();
+        long[] workersAfter = snapshot(perWorker);
+        workersDelta = new long[workers];
+        for (int w = 0; w < workers; w++) {
+            workersDelta[w] = workersAfter[w] - workersBefore[w];
+        }
+        peak = JvmProbe.peakThreads();
+        allocDelta = JvmProbe.allocatedBetween(allocBefore, JvmProbe.allocatedByThread());
+        gcDelta = JvmProbe.gcMillis() - gcBefore;
+        jitDelta = JvmProbe.jitMillis() - jitBefore;
+    }
+
+    /** Stops the workers, lets every pair in flight finish and closes the instances. */
+    void stop() {
+        running.set(false);
+        try {
+            if (!stopped.await(60, TimeUnit.SECONDS)) {
+                failed(new IllegalStateException(workers - stopped.getCount() + "/" + workers
+                        + " workers stopped within 60 s after the cell"));
+                chains.forEach(Disposable::dispose);
+                threads.forEach(Thread::interrupt);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        contender.afterCell();
+    }
+
+    /** Adds this JVM's figures of the measured window to {@code into}. */
+    void addTo(CellResult into) {
+        into.ops += opsDelta;
+        into.cpuNanos += cpuDelta;
+        into.allocatedBytes += allocDelta;
+        into.gcMillis += gcDelta;
+        into.jitMillis += jitDelta;
+        into.latency.add(latencyWindow);
+        into.wait.add(waitWindow);
+        into.peakThreads = Math.max(into.peakThreads, peak);
+        into.errors += errors.sum();
+        into.overlaps += overlaps.sum();
+        into.switches += switchesDelta;
+        for (int w = 0; w < workers; w++) {
+            into.perWorker[firstWorker + w] += workersDelta[w];
+        }
+        Throwable error = firstError.get();
+        if (error != null && into.firstError == null) {
+            into.firstError = error.toString().replace('\n', ' ');
+        }
+    }
+
+    /** Pairs completed in the measured window. */
+    long ops() {
+        return opsDelta;
+    }
+
+    /** Pairs completed since {@link #start}. */
+    long completed() {
+        return ops.sum();
+    }
+
+    /** One reactive worker: pairs back to back until the cell stops. */
+    private Mono<Void> chain(int worker) {
+        return Mono.defer(() -> {
+                    long started = System.nanoTime();
+                    return contender.run(worker, keys[worker], body(worker, started))
+                            .then(Mono.fromRunnable(() -> completed(started)))
+                            .onErrorResume(e -> {
+                                failed(e);
+                                return Mono.delay(java.time.Duration.ofMillis(10)).then();
+                            });
+                })
+                .repeat(running::get)
+                .then();
+    }
+
+    private Mono<Void> body(int worker, long started) {
+        if (!contended) {
+            return Mono.empty();
+        }
+        return Mono.defer(() -> {
+            long entered = enter(worker, started);
+            // Leave the critical section on another thread: an overlap would interleave for real.
+            return Mono.just(worker).publishOn(hop).doOnNext(w -> leave(worker, entered)).then();
+        });
+    }
+
+    private void blockingLoop(int worker) {
+        try {
+            while (running.get()) {
+                long started = System.nanoTime();
+                try {
+                    contender.runBlocking(worker, keys[worker], () -> blockingBody(worker, started));
+                    completed(started);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    failed(e);
+                    Threads.sleep(10);
+                }
+            }
+        } finally {
+            stopped.countDown();
+        }
+    }
+
+    private void blockingBody(int worker, long started) {
+        if (!contended) {
+            return;
+        }
+        long entered = enter(worker, started);
+        try {
+            hopExecutor.submit(() -> leave(worker, entered)).get();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private long enter(int worker, long started) {
+        long now = System.nanoTime();
+        wait.recordValue(now - started);
+        if (occupancy.incrementAndGet() > 1) {
+            overlaps.increment();
+        }
+        if (lastHolder.getAndSet(worker) != worker) {
+            switches.increment();
+        }
+        perWorker.incrementAndGet(worker);
+        return now;
+    }
+
+    private void leave(int worker, long entered) {
+        if (intervals != null) {
+            intervals.add(firstWorker + worker, entered, System.nanoTime());
+        }
+        occupancy.decrementAndGet();
+    }
+
+    private void completed(long started) {
+        latency.recordValue(System.nanoTime() - started);
+        ops.increment();
+    }
+
+    private void failed(Throwable e) {
+        errors.increment();
+        firstError.compareAndSet(null, e);
+    }
+
+    private static long[] snapshot(AtomicLongArray array) {
+        long[] out = new long[array.length()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = array.get(i);
+        }
+        return out;
+    }
+}
