@@ -125,6 +125,11 @@ public final class RedlockBench {
                 }
                 return inner;
             }
+
+            @Override
+            public ReactiveLock withAcquireTimeout(Duration acquireTimeout) {
+                throw new UnsupportedOperationException("the bench uses the options' acquire timeout");
+            }
         };
     }
 
