@@ -20,11 +20,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class FairRedisStore extends RedisStore {
 
-    private final String waiterLease;
-
     FairRedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Call> notices) {
         super(options, scripts, notices);
-        this.waiterLease = Long.toString(options.waiterLease().toMillis());
     }
 
     @Override

@@ -21,9 +21,14 @@ import reactor.util.retry.Retry;
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
  * one script, release a compare-and-delete that announces the release, renewal a
- * compare-and-expire. Waiters sleep until a release notice or their backoff step; a holder with
- * waiters in this process hands the lock straight to the one that has waited longest
- * ({@code HAND_OVER}), for runs of at most one longest backoff step.
+ * compare-and-expire. A holder with waiters in this process hands the lock straight to the one
+ * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
+ *
+ * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
+ * sleepers (scored by its waiter lease) and sleeps until woken or its backoff step; a release
+ * wakes one of them by name (the one whose lease ends first), so one release leads to about one
+ * attempt in the whole fleet, not one per process. The woken waiter competes with newcomers (the
+ * lock is not fair); if it loses, it registers again.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
@@ -35,6 +40,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     final ScriptExecutor scripts;
     final @Nullable ReleaseNotices<Call> notices;
     final Backoff backoff;
+    final String waiterLease;
 
     RedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Call> notices) {
         this.options = options;
@@ -42,6 +48,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
         this.scripts = scripts;
         this.notices = notices;
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.waiterLease = Long.toString(options.waiterLease().toMillis());
     }
 
     /** One acquisition's keys and script arguments, and its place among the local waiters. */
@@ -69,9 +76,17 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public Call open(LockCore<Call>.Acquisition a) {
         Call call = new Call(a, keys.lockKey(a.name()));
-        call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)};
-        call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention};
-        call.releaseKeys = new String[] {call.lockKey};
+        if (notices == null) {
+            call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)};
+            call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention};
+            call.releaseKeys = new String[] {call.lockKey};
+        } else {
+            // Waiters register in the sleepers, so that a release wakes one of them by name.
+            String sleepers = LockKeys.sleepersKey(call.lockKey);
+            call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), sleepers};
+            call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention, waiterLease};
+            call.releaseKeys = new String[] {call.lockKey, sleepers};
+        }
         call.releaseArgs = new String[] {a.token(), call.channel};
         return call;
     }

@@ -40,6 +40,11 @@ public final class LockKeys {
         return lockKey + ":waiters";
     }
 
+    /** The waiting tokens of a non-fair lock, scored by their waiter-lease deadline; same hash slot. */
+    public static String sleepersKey(String lockKey) {
+        return lockKey + ":sleepers";
+    }
+
     /** The channel on which releases of the lock are announced. */
     public static String releaseChannel(String lockKey) {
         return lockKey + ":released";

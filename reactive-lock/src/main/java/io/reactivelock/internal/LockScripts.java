@@ -18,8 +18,10 @@ public final class LockScripts {
             """;
 
     /**
-     * KEYS: lock, fence. ARGV: token, ttl ms, fence retention ms. Returns the fencing token (> 0)
-     * when the lock is ours, or 0 when another token holds it.
+     * KEYS: lock, fence, and optionally sleepers. ARGV: token, ttl ms, fence retention ms, and with
+     * sleepers the waiter lease ms. Returns the fencing token (> 0) when the lock is ours, or 0
+     * when another token holds it; then, given sleepers, the token is registered there (scored by
+     * the server time at which its waiter lease ends), so that a release can wake it by name.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
      * token: an attempt whose reply was lost can be retried safely.
@@ -36,31 +38,52 @@ public final class LockScripts {
               local fence = tonumber(redis.call('GET', KEYS[2]))
               if fence then return fence end
             elseif holder then
+              if KEYS[3] then
+                local t = redis.call('TIME')
+                local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[4])
+                redis.call('ZADD', KEYS[3], deadline, ARGV[1])
+                redis.call('PEXPIRE', KEYS[3], ARGV[4])
+              end
               return 0
             else
               redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             end
+            if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
             local now = redis.call('TIME')
             """ + NEXT_FENCE + """
             return fence
             """);
 
     /**
-     * KEYS: lock. ARGV: token, release channel. Deletes the lock if it holds the token and tells
-     * the waiters on the channel; returns 1 if deleted.
+     * KEYS: lock, and optionally sleepers. ARGV: token, release channel. Deletes the lock if it
+     * holds the token and announces it: without sleepers to every listening process (an empty
+     * message); with sleepers to one waiter, the registered token whose waiter lease ends first
+     * and has not ended yet, by publishing that token (none registered: no message). The token
+     * itself always leaves the sleepers. Returns 1 if deleted.
      */
     public static final LuaScript RELEASE = LuaScript.of("""
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
-              redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], '')
-              return 1
+            if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
+            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+              return 0
             end
-            return 0
+            redis.call('DEL', KEYS[1])
+            if KEYS[2] then
+              local t = redis.call('TIME')
+              local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              local next = redis.call('ZPOPMIN', KEYS[2])
+              while next[1] and tonumber(next[2]) < nowMs do
+                next = redis.call('ZPOPMIN', KEYS[2])
+              end
+              if next[1] then redis.call('PUBLISH', ARGV[2], next[1]) end
+            else
+              redis.call('PUBLISH', ARGV[2], '')
+            end
+            return 1
             """);
 
     /**
      * Non-fair hand-off to a waiter in the same process: one round trip instead of a release, a
-     * notice and the waiter's acquire. KEYS: lock, fence. ARGV: holder's token, next holder's
+     * notice and the waiter's acquire. KEYS: lock, fence, sleepers. ARGV: holder's token, next holder's
      * token, fence retention ms (for the next holder's lease), next holder's ttl ms. If the holder's token holds the lock, the
      * next holder's token replaces it and the fencing token moves on; returns that fencing token,
      * or 0 when the holder no longer held the lock (nothing changes then).
@@ -70,6 +93,7 @@ public final class LockScripts {
               return 0
             end
             redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[4])
+            redis.call('ZREM', KEYS[3], ARGV[2])
             local now = redis.call('TIME')
             """ + NEXT_FENCE + """
             return fence

@@ -1,0 +1,94 @@
+package io.reactivelock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelock.support.CommandStats;
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Issue 14: with waiters in separate lock instances (as separate processes are), a non-fair
+ * release wakes one of them by name instead of one per instance, so one hand-off costs about one
+ * acquire attempt in the whole fleet. Each waiter's backoff step is at least 5 s (max backoff 10 s,
+ * jitter 0.5), so within the test only the release can wake anyone.
+ */
+@WithRedis
+class DirectedWakeUpTest {
+
+    private static final int INSTANCES = 8;
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final LockOptions PATIENT = LockOptions.builder()
+            .backoff(Duration.ofMillis(1), Duration.ofSeconds(10)).acquireTimeout(Duration.ofMinutes(1)).build();
+
+    private final RedisServer redis;
+    private final List<ReactiveRedisLock> locks = new ArrayList<>();
+
+    DirectedWakeUpTest(RedisServer redis) {
+        this.redis = redis;
+    }
+
+    @AfterEach
+    void close() {
+        locks.forEach(ReactiveRedisLock::close);
+    }
+
+    private ReactiveRedisLock instance() {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), PATIENT);
+        locks.add(lock);
+        return lock;
+    }
+
+    @Test
+    void aReleaseWakesOneWaiterOfAnotherInstanceAndItAloneTriesAgain() throws Exception {
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        CompletableFuture<Void> holder = instance().withLock("a", TTL, holderDone.asMono()).toFuture();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        List<Sinks.Empty<Void>> bodies = new ArrayList<>();
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (int i = 0; i < INSTANCES; i++) {
+            Sinks.Empty<Void> body = Sinks.empty();
+            bodies.add(body);
+            ReactiveRedisLock lock = instance();
+            waiters.add(lock.withLock("a", TTL, body.asMono()).toFuture());
+            await().until(() -> lock.localWaiters("a") == 1);
+        }
+        await().until(() -> String.valueOf(INSTANCES).equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+        redis.call("CONFIG", "RESETSTAT");
+
+        holderDone.tryEmitEmpty();
+        holder.get(10, TimeUnit.SECONDS);
+        await().until(() -> waiters.stream().filter(w -> !w.isDone()).count() == INSTANCES
+                && "1".equals(redis.call("EXISTS", "lock:{a}")));
+
+        assertThat(CommandStats.calls(redis, "publish")).as("one directed notice").isEqualTo(1);
+        // The release and the woken waiter's attempt; the others still sleep out their >= 5 s step.
+        assertThat(CommandStats.calls(redis, "evalsha") + CommandStats.calls(redis, "eval"))
+                .as("scripts run after the release").isEqualTo(2);
+        assertThat(redis.call("ZCARD", "lock:{a}:sleepers")).as("the others stay registered")
+                .isEqualTo(String.valueOf(INSTANCES - 1));
+
+        bodies.forEach(Sinks.Empty::tryEmitEmpty); // each winner in turn; the others wake one by one
+        for (CompletableFuture<Void> w : waiters) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(redis.call("EXISTS", "lock:{a}", "lock:{a}:sleepers")).as("nothing left").isEqualTo("0");
+    }
+
+    @Test
+    void aReleaseWithNobodyWaitingPublishesNothing() {
+        ReactiveRedisLock lock = instance();
+        redis.call("CONFIG", "RESETSTAT");
+        assertThat(lock.withLock("a", TTL, Mono.just(1)).block(Duration.ofSeconds(10))).isEqualTo(1);
+        assertThat(CommandStats.calls(redis, "publish")).isZero();
+    }
+}
