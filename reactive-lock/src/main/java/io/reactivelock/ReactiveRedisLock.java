@@ -207,6 +207,11 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         return core.namesReleasingInBackground();
     }
 
+    /** How many timers wait to retry background releases; for tests. */
+    int releaseRetryTimers() {
+        return core.releaseRetryTimers();
+    }
+
     @Override
     public String toString() {
         return "ReactiveRedisLock{" + options + "}";

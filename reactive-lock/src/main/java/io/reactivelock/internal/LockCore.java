@@ -80,6 +80,7 @@ public final class LockCore<C> {
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicInteger activeLeases = new AtomicInteger();
     private final ConcurrentHashMap<String, BackgroundReleases> releasing = new ConcurrentHashMap<>();
+    private final AtomicInteger releaseRetryTimers = new AtomicInteger();
 
     public LockCore(LockOptions options, LockStore<C> store) {
         this.options = Objects.requireNonNull(options, "options");
@@ -112,6 +113,11 @@ public final class LockCore<C> {
     /** Lock names with releases retried in the background now. */
     public int namesReleasingInBackground() {
         return releasing.size();
+    }
+
+    /** Timers armed now to retry background releases: at most one per name in {@link #namesReleasingInBackground()}. */
+    public int releaseRetryTimers() {
+        return releaseRetryTimers.get();
     }
 
     /** Marks the lock closed; returns whether it was open. Acquisitions under way go on. */
@@ -570,7 +576,11 @@ public final class LockCore<C> {
                             roundDone();
                         } else {
                             queue.addAll(again);
-                            options.scheduler().schedule(this::round, options.maxBackoff().toNanos(), TimeUnit.NANOSECONDS);
+                            releaseRetryTimers.incrementAndGet();
+                            options.scheduler().schedule(() -> {
+                                releaseRetryTimers.decrementAndGet();
+                                round();
+                            }, options.maxBackoff().toNanos(), TimeUnit.NANOSECONDS);
                         }
                     });
         }
