@@ -7,10 +7,10 @@ import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
@@ -27,19 +27,25 @@ public final class Watchdog {
      * Never emits; renews with {@code renew} (given the interval) every renewal interval of
      * {@code ttl}, one renewal at a time, and fails with the renewal's {@link LockException} or,
      * at {@code options.maxLeaseTime()}, with {@link LeaseTimeExceededException}; either failure
-     * is told to {@code listener} as a lost lease.
+     * is told to {@code listener} as a lost lease. One timer is armed at a time: the next renewal,
+     * or the lease cap when it comes first.
      */
     public static <T> Mono<T> watch(String name, Duration ttl, LockOptions options, Scheduler scheduler,
             LockListener listener, Function<Duration, Mono<Void>> renew) {
         Duration every = options.renewalIntervalFor(ttl);
-        Flux<Void> renewals = Flux.interval(every, scheduler)
-                .onBackpressureDrop()
-                .concatMap(tick -> renew.apply(every), 1);
-        Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
-                .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-        return Flux.merge(renewals, cap)
-                .doOnError(LockException.class, error -> listener.lost(name, error))
-                .then(Mono.never());
+        long cap = options.maxLeaseTime().toNanos();
+        return Mono.<T>defer(() -> {
+            long start = scheduler.now(TimeUnit.NANOSECONDS);
+            return Mono.defer(() -> {
+                        long left = cap - (scheduler.now(TimeUnit.NANOSECONDS) - start);
+                        return left <= every.toNanos()
+                                ? Mono.delay(Duration.ofNanos(Math.max(0, left)), scheduler)
+                                        .then(Mono.<Void>error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())))
+                                : Mono.delay(every, scheduler).then(renew.apply(every));
+                    })
+                    .repeat()
+                    .then(Mono.never());
+        }).doOnError(LockException.class, error -> listener.lost(name, error));
     }
 
     /**
