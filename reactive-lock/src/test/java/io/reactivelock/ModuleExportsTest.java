@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.module.ModuleDescriptor;
-import java.util.Objects;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -13,8 +15,10 @@ import org.junit.jupiter.api.Test;
 class ModuleExportsTest {
 
     @Test
-    void onlyTheApiPackagesAreExported() throws IOException {
-        try (InputStream in = Objects.requireNonNull(ReactiveLock.class.getResourceAsStream("/module-info.class"))) {
+    void onlyTheApiPackagesAreExported() throws IOException, URISyntaxException {
+        // The library's own classes directory: the class path has other module-info.class files.
+        Path classes = Path.of(ReactiveLock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
             ModuleDescriptor module = ModuleDescriptor.read(in);
             assertThat(module.name()).isEqualTo("io.reactivelock");
             assertThat(module.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()))
