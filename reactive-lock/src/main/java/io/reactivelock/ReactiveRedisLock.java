@@ -182,7 +182,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
             commands.closeAsync();
             throw e;
         }
-        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices(pubSub),
+        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), new ReleaseNotices<>(pubSub),
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
     }
 

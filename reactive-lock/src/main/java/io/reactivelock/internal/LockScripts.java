@@ -153,7 +153,7 @@ public final class LockScripts {
               if deadline and deadline >= nowMs then
                 local named = nextToken == ARGV[5]
                 redis.call('SET', KEYS[1], nextToken, 'PX', named and ARGV[6] or ARGV[4])
-                """ + NEXT_FENCE + """
+            """ + NEXT_FENCE + """
                 if named then return fence end
                 redis.call('PUBLISH', ARGV[2], nextToken)
                 return 1
