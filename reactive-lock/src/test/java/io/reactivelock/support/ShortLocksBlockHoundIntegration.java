@@ -1,5 +1,21 @@
 package io.reactivelock.support;
 
+import io.reactivelock.ReactiveLock;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.net.URISyntaxException;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
@@ -33,8 +49,16 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * cache takes its {@code stateLock} for a few instructions. Two threads writing to a slot whose
  * owner just changed (a slot migration) can meet there, and one parks briefly.
  *
- * <p>Nothing of this library is allowed here: its own code stays policed. The example app's tests
- * use this same class through the library's test jar.
+ * <p>Nothing of this library is allowed here: its own code stays policed, also under these
+ * allowances. BlockHound decides by the innermost marked frame on the stack, and an allowance
+ * covers whatever runs inside the allowed method. {@code SharedLock.doExclusive} in particular runs
+ * Lettuce's reconnect and flush work while holding the lock, and commands that work completes run
+ * their callbacks, ours among them, right there. So every method of the library (every class next to
+ * {@link ReactiveLock}) is marked as a place where blocking is reported: a blocking call made while
+ * one of them is on the stack is caught, whatever an enclosing frame allows; the short locks that
+ * our code itself reaches (a Lettuce write, a timer) are allowed by their own, inner frames.
+ *
+ * <p>The example app's tests use this same class through the library's test jar.
  */
 public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -51,6 +75,52 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "getWriteConnection");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
+        }
+        libraryMethods().forEach((type, methods) ->
+                methods.forEach(method -> builder.disallowBlockingCallsInside(type, method)));
+    }
+
+    /** The names of the methods (lambdas included) of each class of the library, by class name. */
+    static Map<String, Set<String>> libraryMethods() {
+        Map<String, Set<String>> methods = new TreeMap<>();
+        for (String className : libraryClassNames()) {
+            Class<?> type;
+            Method[] declared;
+            try {
+                type = Class.forName(className, false, ReactiveLock.class.getClassLoader());
+                declared = type.getDeclaredMethods();
+            } catch (ClassNotFoundException | LinkageError e) {
+                // A class of an optional integration (Spring, Micrometer) whose dependency is not on
+                // this class path: it cannot run here either.
+                continue;
+            }
+            methods.put(className, Arrays.stream(declared).map(Method::getName).collect(Collectors.toCollection(TreeSet::new)));
+        }
+        return methods;
+    }
+
+    /** Every class under {@code io/reactivelock} where {@link ReactiveLock} was loaded from: a directory or a jar. */
+    private static List<String> libraryClassNames() {
+        try {
+            Path location = Path.of(ReactiveLock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (Files.isDirectory(location)) {
+                return classNames(location);
+            }
+            try (FileSystem jar = FileSystems.newFileSystem(location)) {
+                return classNames(jar.getPath("/"));
+            }
+        } catch (IOException | URISyntaxException e) {
+            throw new IllegalStateException("Cannot list the classes of the library", e);
+        }
+    }
+
+    private static List<String> classNames(Path root) throws IOException {
+        Path library = root.resolve("io").resolve("reactivelock");
+        try (Stream<Path> files = Files.walk(library)) {
+            return files.map(file -> root.relativize(file).toString())
+                    .filter(name -> name.endsWith(".class") && !name.endsWith("package-info.class"))
+                    .map(name -> name.substring(0, name.length() - ".class".length()).replace('/', '.'))
+                    .toList();
         }
     }
 }
