@@ -1,21 +1,23 @@
 package io.reactivelock.support;
 
-import io.reactivelock.ReactiveLock;
 import java.io.IOException;
-import java.lang.reflect.Method;
+import java.net.JarURLConnection;
 import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLConnection;
 import java.nio.file.FileSystem;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.springframework.asm.ClassReader;
+import org.springframework.asm.ClassVisitor;
+import org.springframework.asm.MethodVisitor;
+import org.springframework.asm.SpringAsmInfo;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
@@ -53,8 +55,7 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * allowances. BlockHound decides by the innermost marked frame on the stack, and an allowance
  * covers whatever runs inside the allowed method. {@code SharedLock.doExclusive} in particular runs
  * Lettuce's reconnect and flush work while holding the lock, and commands that work completes run
- * their callbacks, ours among them, right there. So every method of the library (every class next to
- * {@link ReactiveLock}) is marked as a place where blocking is reported: a blocking call made while
+ * their callbacks, ours among them, right there. So every method of the library is marked as a place where blocking is reported: a blocking call made while
  * one of them is on the stack is caught, whatever an enclosing frame allows; the short locks that
  * our code itself reaches (a Lettuce write, a timer) are allowed by their own, inner frames.
  *
@@ -80,47 +81,46 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
                 methods.forEach(method -> builder.disallowBlockingCallsInside(type, method)));
     }
 
-    /** The names of the methods (lambdas included) of each class of the library, by class name. */
+    /**
+     * The names of the methods (lambdas included) of each class of the library, by class name: the
+     * class files under {@code io/reactivelock} in the directory or jar that holds
+     * {@code ReactiveLock}. They are read as files, never loaded: a class loaded before BlockHound
+     * installs is retransformed, and loses its parameter names on the way (Spring then cannot bind
+     * the auto-configuration's settings record).
+     */
     static Map<String, Set<String>> libraryMethods() {
-        Map<String, Set<String>> methods = new TreeMap<>();
-        for (String className : libraryClassNames()) {
-            Class<?> type;
-            Method[] declared;
-            try {
-                type = Class.forName(className, false, ReactiveLock.class.getClassLoader());
-                declared = type.getDeclaredMethods();
-            } catch (ClassNotFoundException | LinkageError e) {
-                // A class of an optional integration (Spring, Micrometer) whose dependency is not on
-                // this class path: it cannot run here either.
-                continue;
+        URL marker = ShortLocksBlockHoundIntegration.class.getClassLoader().getResource("io/reactivelock/ReactiveLock.class");
+        try {
+            URLConnection connection = marker.openConnection();
+            if (connection instanceof JarURLConnection jarEntry) {
+                try (FileSystem jar = FileSystems.newFileSystem(Path.of(jarEntry.getJarFileURL().toURI()))) {
+                    return libraryMethods(jar.getPath("/"));
+                }
             }
-            methods.put(className, Arrays.stream(declared).map(Method::getName).collect(Collectors.toCollection(TreeSet::new)));
+            return libraryMethods(Path.of(marker.toURI()).getParent().getParent().getParent());
+        } catch (IOException | URISyntaxException e) {
+            throw new IllegalStateException("Cannot list the methods of the library", e);
+        }
+    }
+
+    private static Map<String, Set<String>> libraryMethods(Path root) throws IOException {
+        Map<String, Set<String>> methods = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(root.resolve("io").resolve("reactivelock"))) {
+            for (Path file : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".class"))::iterator) {
+                String className = root.relativize(file).toString().replace(".class", "").replace('/', '.');
+                Set<String> names = new TreeSet<>();
+                // Spring's copy of ASM, on the test class path with the Spring Boot integration.
+                new ClassReader(Files.readAllBytes(file)).accept(new ClassVisitor(SpringAsmInfo.ASM_VERSION) {
+                    @Override
+                    public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                            String[] exceptions) {
+                        names.add(name);
+                        return null;
+                    }
+                }, ClassReader.SKIP_CODE);
+                methods.put(className, names);
+            }
         }
         return methods;
-    }
-
-    /** Every class under {@code io/reactivelock} where {@link ReactiveLock} was loaded from: a directory or a jar. */
-    private static List<String> libraryClassNames() {
-        try {
-            Path location = Path.of(ReactiveLock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            if (Files.isDirectory(location)) {
-                return classNames(location);
-            }
-            try (FileSystem jar = FileSystems.newFileSystem(location)) {
-                return classNames(jar.getPath("/"));
-            }
-        } catch (IOException | URISyntaxException e) {
-            throw new IllegalStateException("Cannot list the classes of the library", e);
-        }
-    }
-
-    private static List<String> classNames(Path root) throws IOException {
-        Path library = root.resolve("io").resolve("reactivelock");
-        try (Stream<Path> files = Files.walk(library)) {
-            return files.map(file -> root.relativize(file).toString())
-                    .filter(name -> name.endsWith(".class") && !name.endsWith("package-info.class"))
-                    .map(name -> name.substring(0, name.length() - ".class".length()).replace('/', '.'))
-                    .toList();
-        }
     }
 }
