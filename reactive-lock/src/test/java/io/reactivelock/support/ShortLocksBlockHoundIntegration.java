@@ -82,11 +82,11 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
     }
 
     /**
-     * The names of the methods (lambdas included) of each class of the library, by class name: the
-     * class files under {@code io/reactivelock} in the directory or jar that holds
-     * {@code ReactiveLock}. They are read as files, never loaded: a class loaded before BlockHound
-     * installs is retransformed, and loses its parameter names on the way (Spring then cannot bind
-     * the auto-configuration's settings record).
+     * The names of the methods (lambdas included, constructors not) of each class of the library,
+     * by class name: the class files under {@code io/reactivelock} in the directory or jar that
+     * holds {@code ReactiveLock}. They are read as files, never loaded: a class loaded before
+     * BlockHound installs is retransformed, and lost its parameter names on the way (Spring then
+     * could not bind the auto-configuration's settings record).
      */
     static Map<String, Set<String>> libraryMethods() {
         URL marker = ShortLocksBlockHoundIntegration.class.getClassLoader().getResource("io/reactivelock/ReactiveLock.class");
@@ -114,7 +114,9 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
                     @Override
                     public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
                             String[] exceptions) {
-                        names.add(name);
+                        if (!name.startsWith("<")) { // constructors and static initialisers cannot be marked
+                            names.add(name);
+                        }
                         return null;
                     }
                 }, ClassReader.SKIP_CODE);
