@@ -52,12 +52,13 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * owner just changed (a slot migration) can meet there, and one parks briefly.
  *
  * <p>Nothing of this library is allowed here: its own code stays policed, also under these
- * allowances. BlockHound decides by the innermost marked frame on the stack, and an allowance
- * covers whatever runs inside the allowed method. {@code SharedLock.doExclusive} in particular runs
- * Lettuce's reconnect and flush work while holding the lock, and commands that work completes run
- * their callbacks, ours among them, right there. So every method of the library is marked as a place where blocking is reported: a blocking call made while
- * one of them is on the stack is caught, whatever an enclosing frame allows; the short locks that
- * our code itself reaches (a Lettuce write, a timer) are allowed by their own, inner frames.
+ * allowances. An allowance covers whatever runs inside the allowed method, and
+ * {@code SharedLock.doExclusive} runs Lettuce's reconnect and flush work, which can complete
+ * commands and so run their callbacks, ours among them. So every method of the library is marked
+ * as a place where blocking is reported: BlockHound goes by the innermost marked frame, so a
+ * blocking call made while our code is on the stack is caught whatever an enclosing frame allows,
+ * while the short locks our code itself reaches (a Lettuce write, a timer) stay allowed by their
+ * own, inner frames.
  *
  * <p>The example app's tests use this same class through the library's test jar.
  */
@@ -88,7 +89,7 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
      * BlockHound installs is retransformed, and lost its parameter names on the way (Spring then
      * could not bind the auto-configuration's settings record).
      */
-    static Map<String, Set<String>> libraryMethods() {
+    private static Map<String, Set<String>> libraryMethods() {
         URL marker = ShortLocksBlockHoundIntegration.class.getClassLoader().getResource("io/reactivelock/ReactiveLock.class");
         try {
             URLConnection connection = marker.openConnection();
