@@ -91,12 +91,12 @@ class ShortLocksBlockHoundIntegrationTest {
     }
 
     /**
-     * Lettuce completes commands inside {@code SharedLock.doExclusive} (the commands it flushes or
-     * requeues on a reconnect), so their callbacks, ours among them, run where the allowance for its
-     * lock applies. Run there, on a non-blocking thread: a blocking call of Lettuce's own frames is
-     * allowed, one reached through the library (here the listener a lock calls when it grants) is
-     * still reported. The library's call is one that calls back synchronously, on the calling
-     * thread: {@code withLock} told of an invalid name tells the listener before it throws.
+     * Lettuce can complete commands inside {@code SharedLock.doExclusive} (its reconnect and flush
+     * work: a disconnected buffer that overflows, a write that fails), so their callbacks, ours
+     * among them, run where the allowance for its lock applies. Run there, on a non-blocking thread:
+     * a blocking call in Lettuce's own frames is allowed, one reached through the library is still
+     * reported. The library's call here is one that calls back on the calling thread: a
+     * {@code withLock} given an invalid name tells the listener, which sleeps, before it throws.
      */
     @Test
     void underLettucesExclusiveLockABlockingCallReachedThroughTheLibraryIsStillReported() throws Exception {
