@@ -39,7 +39,7 @@ class ClusterFailoverTest {
             RedisClusterClient client = RedisClusterClient.create(cluster.uris());
             client.setOptions(ClusterClientOptions.builder()
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                            .enableAllAdaptiveRefreshTriggers()
+                            // every adaptive trigger (MOVED, ASK, reconnects...) is on by default since Lettuce 7
                             .enablePeriodicRefresh(Duration.ofMillis(500))
                             .build())
                     .build());

@@ -75,7 +75,7 @@ class ClusterLockTest {
         client = RedisClusterClient.create(cluster.uris());
         client.setOptions(ClusterClientOptions.builder()
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enableAllAdaptiveRefreshTriggers()
+                        // every adaptive trigger (MOVED, ASK, reconnects...) is on by default since Lettuce 7
                         .enablePeriodicRefresh(Duration.ofSeconds(1))
                         .build())
                 .build());
