@@ -29,7 +29,8 @@ public final class LockScripts {
      * <p>The fencing token is the server clock in microseconds, raised above the last token issued
      * for the lock while its record lives. Records expire, so memory stays bounded by the locks
      * used recently, and tokens still grow across that expiry, a restart or a failover as long as
-     * the server clock does not step back.
+     * the (new) server's clock is not behind the last token issued; a lost record that was ahead
+     * of it lets tokens go backwards (README, "Fencing tokens").
      */
     public static final LuaScript ACQUIRE = LuaScript.of("""
             local holder = redis.call('GET', KEYS[1])
