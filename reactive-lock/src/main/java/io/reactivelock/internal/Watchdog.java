@@ -8,6 +8,7 @@ import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -32,16 +33,22 @@ public final class Watchdog {
      */
     public static <T> Mono<T> watch(String name, Duration ttl, LockOptions options, Scheduler scheduler,
             LockListener listener, Function<Duration, Mono<Void>> renew) {
-        Duration every = options.renewalIntervalFor(ttl);
+        long every = options.renewalIntervalFor(ttl).toNanos();
         long cap = options.maxLeaseTime().toNanos();
         return Mono.<T>defer(() -> {
             long start = scheduler.now(TimeUnit.NANOSECONDS);
+            // Renewal n is due at start + n x every (a fixed rate, so that virtual time sees every
+            // tick wherever the replies fall); ticks missed during a stall are not caught up.
+            AtomicLong tick = new AtomicLong(1);
             return Mono.defer(() -> {
-                        long left = cap - (scheduler.now(TimeUnit.NANOSECONDS) - start);
-                        return left <= every.toNanos()
-                                ? Mono.delay(Duration.ofNanos(Math.max(0, left)), scheduler)
+                        long now = scheduler.now(TimeUnit.NANOSECONDS) - start;
+                        long due = Math.max(tick.get(), now / every) * every;
+                        tick.set(due / every + 1);
+                        return due >= cap
+                                ? Mono.delay(Duration.ofNanos(Math.max(0, cap - now)), scheduler)
                                         .then(Mono.<Void>error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())))
-                                : Mono.delay(every, scheduler).then(renew.apply(every));
+                                : Mono.delay(Duration.ofNanos(Math.max(0, due - now)), scheduler)
+                                        .then(renew.apply(Duration.ofNanos(every)));
                     })
                     .repeat()
                     .then(Mono.never());
