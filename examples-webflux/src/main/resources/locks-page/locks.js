@@ -39,7 +39,7 @@
   new ResizeObserver(() => chart.setSize({ width: chartBox.clientWidth, height: CHART_HEIGHT })).observe(chartBox);
 
   function text(value, unit) {
-    return value === null || value === undefined ? '–' : value.toFixed(1) + unit;
+    return value == null ? '–' : value.toFixed(1) + unit;
   }
 
   function cell(tr, tag, className) {
@@ -76,7 +76,7 @@
     for (const lock of locks) {
       const entry = row(lock.name);
       entry.holder.textContent = lock.holder ?? '';
-      entry.fence.textContent = lock.fencingToken === null ? '–' : String(lock.fencingToken);
+      entry.fence.textContent = lock.fencingToken == null ? '–' : String(lock.fencingToken);
       entry.waiting.textContent = String(lock.waiting);
       entry.ttlMillis = lock.ttlMillis;
       entry.receivedAt = receivedAt;
@@ -97,7 +97,7 @@
   function tickTtl() {
     const now = performance.now();
     for (const entry of rows.values()) {
-      entry.ttl.textContent = entry.ttlMillis === null
+      entry.ttl.textContent = entry.ttlMillis == null
           ? '–'
           : text(Math.max(0, entry.ttlMillis - (now - entry.receivedAt)) / 1000, ' s');
     }
