@@ -11,12 +11,15 @@ module io.reactivelock {
     requires static micrometer.core;
     requires static micrometer.observation;
     requires static spring.beans;
+    requires static spring.boot.actuator;
+    requires static spring.boot.actuator.autoconfigure;
     requires static spring.boot;
     requires static spring.boot.autoconfigure;
     requires static spring.context;
     requires static spring.core;
 
     exports io.reactivelock;
+    exports io.reactivelock.inspect;
     exports io.reactivelock.micrometer;
     exports io.reactivelock.redlock;
     exports io.reactivelock.spring;

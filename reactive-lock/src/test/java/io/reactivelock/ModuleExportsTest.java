@@ -22,7 +22,7 @@ class ModuleExportsTest {
             ModuleDescriptor module = ModuleDescriptor.read(in);
             assertThat(module.name()).isEqualTo("io.reactivelock");
             assertThat(module.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()))
-                    .containsExactlyInAnyOrder("io.reactivelock", "io.reactivelock.micrometer", "io.reactivelock.redlock",
+                    .containsExactlyInAnyOrder("io.reactivelock", "io.reactivelock.inspect", "io.reactivelock.micrometer", "io.reactivelock.redlock",
                             "io.reactivelock.spring", "io.reactivelock.testing")
                     .doesNotContain("io.reactivelock.internal");
         }
