@@ -8,6 +8,7 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -41,6 +42,7 @@ class LeastPrivilegeTest {
 
     private RedisServer redis;
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
+    private final List<AutoCloseable> primitives = new ArrayList<>();
 
     @BeforeEach
     void setUp(RedisServer redis) {
@@ -50,8 +52,11 @@ class LeastPrivilegeTest {
     }
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws Exception {
         locks.forEach(ReactiveRedisLock::close);
+        for (AutoCloseable primitive : primitives) {
+            primitive.close();
+        }
     }
 
     private ReactiveRedisLock lockUser(LockOptions options) {
@@ -136,6 +141,35 @@ class LeastPrivilegeTest {
                 }))
                 .expectNext("renewed")
                 .expectComplete().verify(WAIT);
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void theSemaphoreAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
+        // A 10-minute backoff: the waiter can only get the permit in time through the release notice.
+        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(LockUser.uri(redis), LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        primitives.add(semaphore);
+        AtomicInteger extensions = new AtomicInteger();
+        // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
+        Mono<String> holder = semaphore.withPermits("pool", 1, 1, Duration.ofSeconds(3), (LockLease lease) -> {
+            long[] last = {lease.validUntilNanos()};
+            return Flux.interval(Duration.ofMillis(10))
+                    .filter(tick -> {
+                        long now = lease.validUntilNanos();
+                        if (now != last[0]) {
+                            last[0] = now;
+                            extensions.incrementAndGet();
+                        }
+                        return extensions.get() >= 2;
+                    })
+                    .next()
+                    .map(tick -> "holder");
+        });
+        StepVerifier.create(holder.mergeWith(semaphore.withPermits("pool", 1, 1, TTL, Mono.just("waiter"))))
+                .expectNext("holder", "waiter")
+                .expectComplete().verify(WAIT);
+        assertThat(redis.call("EXISTS", "lock:{pool}:permits")).isEqualTo("0");
         assertThat(aclLog()).isEmpty();
     }
 
