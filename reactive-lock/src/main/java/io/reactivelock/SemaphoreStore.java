@@ -6,6 +6,7 @@ import io.reactivelock.internal.LockCore;
 import io.reactivelock.internal.LockKeys;
 import io.reactivelock.internal.LockStore;
 import io.reactivelock.internal.LuaScript;
+import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.internal.RedisErrors;
 import io.reactivelock.internal.ReleaseNotices;
 import io.reactivelock.internal.ScriptExecutor;
@@ -16,56 +17,12 @@ import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
- * The leased semaphore on one Redis deployment. The holders of a name are one sorted set,
- * {@code <prefix>:{<name>}:permits}: a member {@code "<n>:<token>"} per holder, scored by the
- * server time (ms) at which its lease ends. Every script first drops the holders whose lease has
- * ended, so a dead holder's permits come back by its TTL; the key itself expires with the last
- * lease. A release announces itself on the key's release channel, which wakes one waiter of this
- * process at once; the others poll with backoff.
+ * The leased semaphore on one Redis deployment. The holders of a name are one lease set (see
+ * {@link PrimitiveScripts}), {@code <prefix>:{<name>}:permits}, with a member {@code "<n>:<token>"}
+ * per holder, so a dead holder's permits come back by its TTL. A release announces itself on the
+ * key's release channel, which wakes one waiter of this process at once; the others poll with backoff.
  */
 final class SemaphoreStore implements LockStore<SemaphoreStore.Call> {
-
-    /** Sets {@code now} to the server time in ms and drops the holders whose lease ended by then. */
-    private static final String DROP_EXPIRED = """
-            local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-            redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-            """;
-
-    /** Sets the caller's lease to end ARGV[2] ms from now, and the key's expiry to the last lease's end. */
-    private static final String HOLD = """
-            redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-            local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-            redis.call('PEXPIRE', KEYS[1], tonumber(last[2]) - now)
-            return 1
-            """;
-
-    /**
-     * KEYS: permits. ARGV: member, ttl ms, n, capacity. Returns 1 when the member holds its permits
-     * (taken now, or already its own: a retried attempt), 0 when the live holders' permits plus n
-     * exceed the capacity.
-     */
-    static final LuaScript ACQUIRE = LuaScript.of(DROP_EXPIRED + """
-            if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-              local used = 0
-              for _, holder in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-                used = used + tonumber(string.match(holder, '^%d+'))
-              end
-              if used + tonumber(ARGV[3]) > tonumber(ARGV[4]) then return 0 end
-            end
-            """ + HOLD);
-
-    /** KEYS: permits. ARGV: member, ttl ms. Extends the member's lease if it is still live; returns 1 if so. */
-    static final LuaScript RENEW = LuaScript.of(DROP_EXPIRED + """
-            if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-            """ + HOLD);
-
-    /** KEYS: permits. ARGV: member, release channel. Gives the member's permits back and announces it; returns 1 if it held them. */
-    static final LuaScript RELEASE = LuaScript.of("""
-            if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-            redis.call('PUBLISH', ARGV[2], '')
-            return 1
-            """);
 
     private final LockOptions options;
     private final LockKeys keys;
@@ -122,14 +79,14 @@ final class SemaphoreStore implements LockStore<SemaphoreStore.Call> {
     @Override
     public CompletionStage<Reply> acquire(Call call) {
         long validFor = call.acquisition.ttl().toNanos();
-        return scripts.run(ACQUIRE, call.keys, call.member, call.ttlMillis, call.n, call.capacity)
+        return scripts.run(PrimitiveScripts.SEMAPHORE_ACQUIRE, call.keys, call.member, call.ttlMillis, call.n, call.capacity)
                 .thenApply(held -> held == 1 ? Reply.granted(LockLease.NO_FENCING_TOKEN, validFor) : Reply.busy());
     }
 
     @Override
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
-        return command(RENEW, call.keys, call.member, call.ttlMillis).flatMap(renewed -> {
+        return command(PrimitiveScripts.LEASE_RENEW, call.keys, call.member, call.ttlMillis).flatMap(renewed -> {
             if (renewed == 1) {
                 lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
                 return Mono.empty();
@@ -140,7 +97,7 @@ final class SemaphoreStore implements LockStore<SemaphoreStore.Call> {
 
     @Override
     public Mono<Void> release(Call call) {
-        return Mono.defer(() -> command(RELEASE, call.keys, call.member, call.channel))
+        return Mono.defer(() -> command(PrimitiveScripts.LEASE_RELEASE, call.keys, call.member, call.channel))
                 .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
                         .filter(RedisErrors::isTransient))
                 .then();
@@ -148,7 +105,7 @@ final class SemaphoreStore implements LockStore<SemaphoreStore.Call> {
 
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
-        return scripts.run(RELEASE, call.keys, call.member, call.channel);
+        return scripts.run(PrimitiveScripts.LEASE_RELEASE, call.keys, call.member, call.channel);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -64,7 +65,7 @@ class SemaphoreRedisContractTest extends SemaphoreContract {
     @Override
     protected boolean holdElsewhere(String name, int capacity, int n, Duration ttl) {
         String member = n + ":" + UUID.randomUUID().toString().replace("-", "");
-        return "1".equals(redis.call("EVAL", SemaphoreStore.ACQUIRE.source(), "1", key(name), member,
+        return "1".equals(redis.call("EVAL", PrimitiveScripts.SEMAPHORE_ACQUIRE.source(), "1", key(name), member,
                 Long.toString(ttl.toMillis()), Integer.toString(n), Integer.toString(capacity)));
     }
 
