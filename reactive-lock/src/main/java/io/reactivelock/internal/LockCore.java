@@ -133,6 +133,16 @@ public final class LockCore<C> {
     /** {@code withLock} waiting at most {@code acquireTimeout} for the lock. */
     public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout,
             Function<? super LockLease, ? extends Mono<T>> body) {
+        return withLock(name, ttl, acquireTimeout, store::open, body);
+    }
+
+    /**
+     * {@code withLock} whose acquisition state is made by {@code open} instead of
+     * {@link LockStore#open}: for a store whose calls carry more than a name and a TTL (the
+     * permits of a semaphore, the mode of a read-write lock).
+     */
+    public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout,
+            Function<? super Acquisition, ? extends C> open, Function<? super LockLease, ? extends Mono<T>> body) {
         Arguments.checkCall(name, ttl, body, options, listener, () -> {
             Arguments.checkAcquireTimeout(acquireTimeout);
             store.checkTtl(ttl);
@@ -143,7 +153,7 @@ public final class LockCore<C> {
                 listener.acquireFailed(name, refused, Duration.ZERO);
                 return Mono.error(refused);
             }
-            Acquisition a = new Acquisition(name, ttl, acquireTimeout);
+            Acquisition a = new Acquisition(name, ttl, acquireTimeout, open);
             return Mono.usingWhen(a.acquire(), lease -> a.run(lease, body),
                             lease -> a.release(null), (lease, error) -> a.release(error), lease -> a.release(null))
                     .doFinally(signal -> a.finish());
@@ -219,11 +229,11 @@ public final class LockCore<C> {
         private volatile long heldSinceNanos;
         private volatile long releaseByNanos;
 
-        Acquisition(String name, Duration ttl, Duration acquireTimeout) {
+        Acquisition(String name, Duration ttl, Duration acquireTimeout, Function<? super Acquisition, ? extends C> open) {
             this.name = name;
             this.ttlNanos = ttl.toNanos();
             this.acquireTimeout = acquireTimeout;
-            this.call = store.open(this);
+            this.call = open.apply(this);
         }
 
         /** The lock name. */
