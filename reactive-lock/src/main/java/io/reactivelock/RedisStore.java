@@ -25,10 +25,11 @@ import reactor.util.retry.Retry;
  * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
- * sleepers (scored by its waiter lease) and sleeps until woken or its backoff step; a release
- * wakes one of them by name (the one whose lease ends first), so one release leads to about one
- * attempt in the whole fleet, not one per process. The woken waiter competes with newcomers (the
- * lock is not fair); if it loses, it registers again.
+ * sleepers (scored by when it started) and sleeps until woken or its backoff step; a release
+ * wakes one of them by name, the one that started first, so one release leads to about one
+ * attempt in the whole fleet, not one per process, and waiters of other processes are served
+ * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
+ * loses, it registers again with its own start, so it keeps its place.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
@@ -59,6 +60,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
         final LockCore<Call>.Acquisition acquisition;
         final String lockKey;
         final String channel;
+        /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
+        final String startedAt = Long.toString(System.currentTimeMillis());
         volatile ReleaseNotices.@Nullable Waiter<Call> waiter;
 
         Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
@@ -96,7 +99,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     String[] acquireArgs(Call call) {
         return notices == null
                 ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
-                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease};
+                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt};
     }
 
     String[] releaseKeys(Call call) {

@@ -167,7 +167,11 @@ class LeastPrivilegeTest {
                     .next()
                     .map(tick -> "holder");
         });
-        StepVerifier.create(holder.mergeWith(semaphore.withPermits("pool", 1, 1, TTL, Mono.just("waiter"))))
+        // The waiter asks once the holder has its permit (awaited off the reactive threads).
+        Mono<String> waiter = Mono.fromRunnable(() -> await().until(() -> "1".equals(redis.call("EXISTS", "lock:{pool}:permits"))))
+                .subscribeOn(Schedulers.boundedElastic())
+                .then(semaphore.withPermits("pool", 1, 1, TTL, Mono.just("waiter")));
+        StepVerifier.create(holder.mergeWith(waiter))
                 .expectNext("holder", "waiter")
                 .expectComplete().verify(WAIT);
         assertThat(redis.call("EXISTS", "lock:{pool}:permits")).isEqualTo("0");
