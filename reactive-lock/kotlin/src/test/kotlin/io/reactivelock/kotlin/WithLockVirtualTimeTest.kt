@@ -109,13 +109,13 @@ class WithLockVirtualTimeTest {
     @Test
     fun cancellingAWaiterTakesItOutOfTheLineSoTheLockIsNeverTakenForIt() = runTest {
         val locks = inMemoryLock()
-        locks.lockElsewhere("report", 1.minutes.toJavaDuration())
+        locks.lockElsewhere("report", 8.seconds.toJavaDuration())
         var ran = false
         val waiter = launch { locks.withLock("report", ttl) { ran = true } }
 
         delay(5.seconds)
         waiter.cancel()
-        delay(1.minutes) // the other holder's TTL runs out: a waiter still in line would be handed the lock
+        delay(4.seconds) // the other holder's TTL ran out at 8 s: a waiter still in line would have been handed the lock
 
         assertThat(locks.lockedNames()).isEmpty()
         assertThat(ran).isFalse()
