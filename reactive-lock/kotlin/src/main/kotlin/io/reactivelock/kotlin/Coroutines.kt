@@ -49,9 +49,11 @@ public suspend fun <T> ReactiveLock.withLock(name: String, ttl: Duration, block:
 
 /**
  * A cold [Flow] that holds the lock [name] while [flow] is collected: each collection takes the lock
- * (as [withLock]), collects [flow] under it and hands its values on one at a time, then releases it.
- * The collector stopping early (`first()`, `take(n)`, cancellation) releases the lock at once; a lost
- * lease cancels [flow] and fails the collection with [io.reactivelock.LockLostException].
+ * (as [withLock]), collects [flow] under it, then releases it. Values are handed on without a buffer,
+ * so the collector has received every value before the release (it may still be processing the last
+ * one). The collector stopping early (`first()`, `take(n)`, cancellation) cancels [flow] and releases
+ * the lock at once; a lost lease cancels [flow] and fails the collection with
+ * [io.reactivelock.LockLostException].
  *
  * @throws IllegalArgumentException if [name] or [ttl] is refused by the lock, at this call
  */
