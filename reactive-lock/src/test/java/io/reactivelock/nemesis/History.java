@@ -8,9 +8,11 @@ import java.util.List;
  * {@code System.nanoTime()}, which on Linux reads the machine-wide {@code CLOCK_MONOTONIC}, and the
  * parent subtracts its origin (see {@link NemesisRun}). {@code -1} means "did not happen".
  *
+ * @param redisVersion the lock Redis' version
  * @param nemesisStart when the clients were all ready and the first fault could come
  * @param nemesisEnd when the last fault ended and everything was healed
  * @param quiescent when every client had finished its operations
+ * @param keysGone when no lock key was left after quiescence (-1: some were left behind)
  * @param ops every operation the clients started, in the order they ended
  * @param accesses every access the resource saw (both twins), in its order
  * @param faults every fault, in the order they started
@@ -22,7 +24,7 @@ import java.util.List;
  * @param leftBehind lock keys still present one longest TTL plus the slack after quiescence
  * @param clockChecks for each client, the parent's stamps around its first event and the event's own
  */
-record History(Settings settings, long nemesisStart, long nemesisEnd, long quiescent, long end,
+record History(Settings settings, String redisVersion, long nemesisStart, long nemesisEnd, long quiescent, long keysGone, long end,
         List<Op> ops, List<Access> accesses, List<Fault> faults, List<Renewal> renewals, List<Loss> losses,
         List<Blocking> blocking, List<Quiescence> quiescence, List<String> leftAtQuiescence, List<String> leftBehind,
         List<ClockCheck> clockChecks) {

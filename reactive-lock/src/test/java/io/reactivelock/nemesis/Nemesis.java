@@ -99,7 +99,11 @@ final class Nemesis {
             redis.restart();
         }
         for (String client : clients.names()) {
-            signal(clients.pid(client), "CONT");
+            try {
+                signal(clients.pid(client), "CONT");
+            } catch (IllegalStateException gone) {
+                // The JVM died; the run reports that.
+            }
         }
         synchronized (failures) {
             if (!failures.isEmpty()) {

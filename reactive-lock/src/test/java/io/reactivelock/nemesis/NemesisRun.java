@@ -131,6 +131,9 @@ final class NemesisRun {
             await("lock keys to go").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(50))
                     .until(() -> lockKeys(lockRedis).isEmpty() || now() >= settled);
             List<String> leftBehind = lockKeys(lockRedis);
+            long keysGone = leftBehind.isEmpty() ? now() : -1;
+            String redisVersion = lockRedis.call("INFO", "server").lines().filter(line -> line.startsWith("redis_version:"))
+                    .map(line -> line.substring("redis_version:".length())).findFirst().orElse("?");
 
             for (Client client : clients) {
                 client.send("exit");
@@ -141,7 +144,7 @@ final class NemesisRun {
                 }
                 client.reader.join(EXIT_TIMEOUT.toMillis());
             }
-            return new History(settings, nemesisStart, nemesisEnd, quiescent, now(), List.copyOf(ops),
+            return new History(settings, redisVersion, nemesisStart, nemesisEnd, quiescent, keysGone, now(), List.copyOf(ops),
                     accesses(resource), nemesis.faults(), List.copyOf(renewals), List.copyOf(losses), List.copyOf(blocking),
                     List.copyOf(quiescence), leftAtQuiescence, leftBehind, List.copyOf(clockChecks));
         }
@@ -152,7 +155,7 @@ final class NemesisRun {
      * frozen: what an extended short run waits for (see {@link Settings#extension()}).
      */
     private boolean controlCaughtAFrozenWriter(RedisServer resource, Nemesis nemesis) {
-        History sofar = new History(settings, 0, now(), now(), now(), List.copyOf(ops), accesses(resource), nemesis.faults(),
+        History sofar = new History(settings, "?", 0, now(), now(), -1, now(), List.copyOf(ops), accesses(resource), nemesis.faults(),
                 List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
         return Checker.control(sofar).staleWritesDuring(FaultKind.CLIENT_PAUSE) > 0;
     }

@@ -107,10 +107,14 @@ final class Report {
         md.append(verdict(findings)).append("\n\n").append(controlVerdict(history, control)).append("\n\n");
         md.append(String.format(Locale.ROOT, "Faults for %.1f s (asked: %s%s; the whole run took %.1f s); %d client JVMs x %d"
                         + " lock instances (half fair) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed"
-                        + " %d; slack on time bounds %d ms.%n%n",
+                        + " %d; slack on time bounds %d ms; lock and resource on redis-server %s.%n%n",
                 (history.nemesisEnd() - history.nemesisStart()) / 1e9, s.duration(), s.extension().isZero() ? ""
                         : ", then until the negative control caught a frozen writer, at most " + s.extension() + " more",
-                history.end() / 1e9, s.clients(), s.instances(), s.workers(), s.hot(), s.cold(), s.seed(), s.slack().toMillis()));
+                history.end() / 1e9, s.clients(), s.instances(), s.workers(), s.hot(), s.cold(), s.seed(), s.slack().toMillis(),
+                history.redisVersion()));
+        md.append(String.format(Locale.ROOT, "Again (the seed repeats the schedule of faults, not the timing of the clients):"
+                        + " `./mvnw -B -Psoak -pl reactive-lock verify -Dnemesis.duration=%s -Dnemesis.seed=%d`%n%n",
+                s.duration(), s.seed()));
 
         md.append("## What is checked\n\n");
         md.append("The library promises mutual exclusion while a holder's lease is valid and the lock Redis keeps its data;"
@@ -141,6 +145,10 @@ final class Report {
             md.append("| what (cause: the fault under way, the holder's own freeze first) | count |\n| --- | ---: |\n");
             findings.allowed().forEach((what, count) -> md.append("| ").append(what).append(" | ").append(count).append(" |\n"));
         }
+        md.append(String.format(Locale.ROOT, "%nLock keys (not fencing records) when every client was idle: %s.%n",
+                history.leftAtQuiescence().isEmpty() ? "none"
+                        : history.leftAtQuiescence().size() + (history.keysGone() < 0 ? ", some still there after the longest TTL"
+                                + " plus the slack" : ", all gone " + Checker.millis(history.keysGone() - history.quiescent()) + " later")));
         md.append(String.format(Locale.ROOT, "%nLongest a body ran past its lease (its JVM's frozen time left out): %s;"
                         + " longest an acquisition went past its acquire timeout (same): %s. The slack allowed is %d ms.%n",
                 Checker.millis(Math.max(0, findings.longestOverrunPastLease())),
