@@ -31,13 +31,14 @@ final class Checker {
 
     /**
      * Redis keeps expiry times in whole milliseconds and may expire a key up to 1 ms before the
-     * lease the client counted from its send time; overlaps shorter than this are not counted.
+     * lease the client counted from its send time; overlaps up to twice that are not counted.
      */
     static final long EXPIRY_GRANULARITY_NANOS = Duration.ofMillis(2).toNanos();
 
     /** The kinds of violation, each a guarantee the run checks. */
     enum Kind {
-        MUTUAL_EXCLUSION("two holders of one name with valid leases at once, and the lock Redis kept its data since the first was requested"),
+        MUTUAL_EXCLUSION("two holders of one name with valid leases at once, and the lock Redis kept its data since the first"
+                + " was requested"),
         FENCING_ORDER("a holder whose grant came before another's request has a fencing token not below the other's"),
         STALE_WRITE("the resource accepted a write whose fencing token is below one it had already seen for the name"),
         LOST_UPDATE("the resource accepted a write that replaced a value other than the one its operation read"),
@@ -45,8 +46,8 @@ final class Checker {
         WAITER_STUCK("an acquisition waited past its acquire timeout by more than the slack (time its JVM was frozen left out)"),
         OPERATION_HUNG("an operation had not ended " + NemesisClient.DRAIN_TIMEOUT.toSeconds()
                 + " s after its client stopped starting new ones"),
-        RENEWAL_AFTER_BODY("a renewal more than the slack after every body of that lock instance and name had ended, or a lock still"
-                + " renewing (activeLeases() > 0) once its client was idle"),
+        RENEWAL_AFTER_BODY("a renewal more than the slack after every body of that lock instance and name had ended, or a"
+                + " lock still renewing (activeLeases() > 0) once its client was idle"),
         LOCK_LEFT_BEHIND("a lock key (lock, line, waiters or sleepers) still in Redis the longest TTL plus the slack after every"
                 + " client was idle"),
         BLOCKING_CALL("BlockHound caught a blocking call on a reactive thread of a client"),
@@ -111,7 +112,7 @@ final class Checker {
         return checker.findings();
     }
 
-    /** The negative control: the checks of the resource ({@link Kind#STALE_WRITE}, {@link Kind#LOST_UPDATE}) on the unfenced twin. */
+    /** The negative control: the resource's checks ({@link Kind#STALE_WRITE}, {@link Kind#LOST_UPDATE}) on the unfenced twin. */
     static Findings control(History history) {
         Checker checker = new Checker(history, false);
         checker.resource();
@@ -138,7 +139,8 @@ final class Checker {
                 for (Op a : inside) {
                     long validOverlap = Math.min(a.validEnd(), b.validEnd()) - b.enter();
                     if (validOverlap <= 0) {
-                        count("bodies overlapping while the earlier holder's lease had run out: " + cause(a, a.validEnd(), b.enter()));
+                        count("bodies overlapping while the earlier holder's lease had run out: "
+                                + cause(a, a.validEnd(), b.enter()));
                     } else if (validOverlap <= EXPIRY_GRANULARITY_NANOS) {
                         count("valid leases overlapping by at most Redis' expiry granularity ("
                                 + Duration.ofNanos(EXPIRY_GRANULARITY_NANOS).toMillis() + " ms)");
@@ -146,8 +148,9 @@ final class Checker {
                         count("valid leases overlapping after the lock Redis was restarted empty");
                     } else {
                         violations.add(new Violation(Kind.MUTUAL_EXCLUSION, b.enter(), b.name(),
-                                a.id() + " (fence " + a.fence() + ") and " + b.id() + " (fence " + b.fence() + ") held valid leases together for "
-                                        + millis(validOverlap), List.of(a.id(), b.id()), cause(a, a.enter(), b.enter())));
+                                a.id() + " (fence " + a.fence() + ") and " + b.id() + " (fence " + b.fence()
+                                        + ") held valid leases together for " + millis(validOverlap), List.of(a.id(), b.id()),
+                                cause(a, a.enter(), b.enter())));
                     }
                 }
                 inside.add(b);
@@ -174,7 +177,8 @@ final class Checker {
                 if (highest != null && highest.fence() >= b.fence()) {
                     violations.add(new Violation(Kind.FENCING_ORDER, b.enter(), b.name(),
                             highest.id() + " entered before " + b.id() + " requested its lease, yet has fencing token "
-                                    + highest.fence() + " >= " + b.fence(), List.of(highest.id(), b.id()), cause(b, highest.enter(), b.enter())));
+                                    + highest.fence() + " >= " + b.fence(), List.of(highest.id(), b.id()),
+                            cause(b, highest.enter(), b.enter())));
                 }
             }
         }
@@ -200,7 +204,8 @@ final class Checker {
             }
             if (access.accepted() && access.write() && access.valueBefore() != access.valueRead()) {
                 violations.add(new Violation(Kind.LOST_UPDATE, at, access.name(), access.op() + " read " + access.valueRead()
-                        + " but replaced " + access.valueBefore() + " with " + (access.valueRead() + 1), List.of(access.op()), by));
+                        + " but replaced " + access.valueBefore() + " with " + (access.valueRead() + 1), List.of(access.op()),
+                        by));
             }
         }
     }
@@ -258,8 +263,9 @@ final class Checker {
             long[][] spans = index.get(renewal.client() + "/" + renewal.instance() + "/" + renewal.name());
             int at = spans == null ? -1 : lastAtOrBefore(spans, renewal.at());
             if (at < 0 || spans[at][1] < renewal.at() - slack) {
-                violations.add(new Violation(Kind.RENEWAL_AFTER_BODY, renewal.at(), renewal.name(), "instance " + renewal.instance()
-                        + " of " + renewal.client() + " renewed with no body of that name running", List.of(), ""));
+                violations.add(new Violation(Kind.RENEWAL_AFTER_BODY, renewal.at(), renewal.name(), "instance "
+                        + renewal.instance() + " of " + renewal.client() + " renewed with no body of that name running",
+                        List.of(), ""));
             }
         }
         for (History.Quiescence idle : history.quiescence()) {
@@ -276,12 +282,14 @@ final class Checker {
                     + millis(History.longestTtlNanos() + slack) + " after quiescence", List.of(), ""));
         }
         for (History.Blocking call : history.blocking()) {
-            violations.add(new Violation(Kind.BLOCKING_CALL, call.at(), "-", call.client() + ": " + call.method(), List.of(), ""));
+            violations.add(new Violation(Kind.BLOCKING_CALL, call.at(), "-", call.client() + ": " + call.method(), List.of(),
+                    ""));
         }
         for (History.ClockCheck check : history.clockChecks()) {
             if (!check.consistent()) {
-                violations.add(new Violation(Kind.CLOCK, check.clientStamp(), "-", check.client() + " stamped " + check.clientStamp()
-                        + ", outside [" + check.parentBefore() + ", " + check.parentAfter() + "]", List.of(), ""));
+                violations.add(new Violation(Kind.CLOCK, check.clientStamp(), "-", check.client() + " stamped "
+                        + check.clientStamp() + ", outside [" + check.parentBefore() + ", " + check.parentAfter() + "]",
+                        List.of(), ""));
             }
         }
     }

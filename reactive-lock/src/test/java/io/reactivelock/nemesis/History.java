@@ -24,7 +24,8 @@ import java.util.List;
  * @param leftBehind lock keys still present one longest TTL plus the slack after quiescence
  * @param clockChecks for each client, the parent's stamps around its first event and the event's own
  */
-record History(Settings settings, String redisVersion, long nemesisStart, long nemesisEnd, long quiescent, long keysGone, long end,
+record History(Settings settings, String redisVersion, long nemesisStart, long nemesisEnd, long quiescent, long keysGone,
+        long end,
         List<Op> ops, List<Access> accesses, List<Fault> faults, List<Renewal> renewals, List<Loss> losses,
         List<Blocking> blocking, List<Quiescence> quiescence, List<String> leftAtQuiescence, List<String> leftBehind,
         List<ClockCheck> clockChecks) {
@@ -38,7 +39,8 @@ record History(Settings settings, String redisVersion, long nemesisStart, long n
      * {@code cancelled}, {@code hung} (not ended when the client drained) or {@code error-<class>}.
      */
     record Op(String id, String client, int instance, String name, boolean fair, long ttlNanos, long timeoutNanos,
-            long bodyMillis, long cancelMillis, long start, long enter, long leaseStart, long fence, long readAt, long writeSent, long exit, long validUntil, long end, String outcome) {
+            long bodyMillis, long cancelMillis, long start, long enter, long leaseStart, long fence, long readAt, long writeSent,
+            long exit, long validUntil, long end, String outcome) {
 
         boolean entered() {
             return enter >= 0;

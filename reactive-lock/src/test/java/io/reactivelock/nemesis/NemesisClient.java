@@ -133,7 +133,9 @@ public final class NemesisClient {
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(5), Duration.ofMillis(500), 2, TimeUnit.MILLISECONDS))
                 .build();
         RedisClient redis = RedisClient.create(resources, RedisURI.create("127.0.0.1", Integer.parseInt(arguments.get("lock"))));
-        redis.setOptions(ClientOptions.builder().disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+        redis.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
         StatefulRedisConnection<String, String> resourceConnection = redis.connect(StringCodec.UTF8,
                 RedisURI.create("127.0.0.1", Integer.parseInt(arguments.get("resource"))));
         String sha = resourceConnection.sync().scriptLoad(Resource.SCRIPT);
@@ -210,7 +212,8 @@ public final class NemesisClient {
                 : kind < 0.85 ? random.nextLong(20, ttl.toMillis() / 2)
                 : random.nextLong(ttl.toMillis(), ttl.toMillis() * 5 / 2);
         long cancelMillis = random.nextDouble() < CANCEL_PROBABILITY ? random.nextLong(0, 2000) : -1;
-        Op op = new Op(client + "-" + sequence.incrementAndGet(), instance, name, fair, ttl, acquireTimeout, bodyMillis, cancelMillis);
+        Op op = new Op(client + "-" + sequence.incrementAndGet(), instance, name, fair, ttl, acquireTimeout, bodyMillis,
+                cancelMillis);
         underWay.put(op.id, op);
 
         Mono<Void> run = locks.get(instance).withAcquireTimeout(acquireTimeout)
@@ -306,7 +309,8 @@ public final class NemesisClient {
 
     /** Prints queued lines until the empty line that ends the queue. */
     private static void print() {
-        PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16), false, UTF_8);
+        PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16), false,
+                UTF_8);
         while (true) {
             String line = OUT.poll();
             if (line == null) {

@@ -14,6 +14,7 @@ import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
@@ -49,6 +50,13 @@ final class NemesisRun {
     private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(60);
     private static final List<String> CLIENT_JVM_OPTIONS = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
             "-Xmx160m", "-Xss512k", "-XX:+AllowRedefinitionToAddDeleteMethods");
+    /**
+     * {@code setpriv --pdeathsig KILL --} where this machine has it (Linux), else nothing: a client JVM
+     * frozen by the nemesis when this JVM dies (killed by a timeout, say) would never read the end of
+     * its input, and would stay. The signal comes when the thread that started the client ends: the
+     * test's thread, which lives as long as the JVM.
+     */
+    private static final List<String> DIE_WITH_PARENT = dieWithParent();
 
     private final Settings settings;
     private final Path directory;
@@ -61,6 +69,7 @@ final class NemesisRun {
     private final List<Quiescence> quiescence = Collections.synchronizedList(new ArrayList<>());
     private final List<ClockCheck> clockChecks = Collections.synchronizedList(new ArrayList<>());
     private final Writer events;
+    private final Thread killClients = new Thread(this::stopClients, "nemesis-kill-clients");
 
     private NemesisRun(Settings settings, Path directory) throws IOException {
         this.settings = settings;
@@ -68,13 +77,15 @@ final class NemesisRun {
         this.events = Files.newBufferedWriter(directory.resolve("events.log"), UTF_8);
     }
 
-    /** Runs the clients under the nemesis and returns what happened; {@code directory} receives the raw events and client logs. */
+    /** Runs the clients under the nemesis and returns what happened; {@code directory} gets the raw events and client logs. */
     static History run(Settings settings, Path directory) throws Exception {
         NemesisRun run = new NemesisRun(settings, directory);
+        Runtime.getRuntime().addShutdownHook(run.killClients);
         try {
             return run.go();
         } finally {
             run.stopClients();
+            Runtime.getRuntime().removeShutdownHook(run.killClients);
             run.events.close();
         }
     }
@@ -92,7 +103,10 @@ final class NemesisRun {
                 RedisServer resource = RedisServer.start();
                 TcpProxy proxy = TcpProxy.to(lockRedis)) {
             for (int i = 0; i < settings.clients(); i++) {
-                clients.add(new Client("c" + i, proxy.port(), resource.port()));
+                Client client = new Client("c" + i, proxy.port(), resource.port());
+                synchronized (clients) {
+                    clients.add(client);
+                }
             }
             await("every client ready").atMost(READY_TIMEOUT).pollInterval(Duration.ofMillis(50))
                     .until(() -> clients.stream().allMatch(client -> client.ready || !client.process.isAlive()));
@@ -155,8 +169,8 @@ final class NemesisRun {
      * frozen: what an extended short run waits for (see {@link Settings#extension()}).
      */
     private boolean controlCaughtAFrozenWriter(RedisServer resource, Nemesis nemesis) {
-        History sofar = new History(settings, "?", 0, now(), now(), -1, now(), List.copyOf(ops), accesses(resource), nemesis.faults(),
-                List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
+        History sofar = new History(settings, "?", 0, now(), now(), -1, now(), List.copyOf(ops), accesses(resource),
+                nemesis.faults(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
         return Checker.control(sofar).staleWritesDuring(FaultKind.CLIENT_PAUSE) > 0;
     }
 
@@ -205,18 +219,45 @@ final class NemesisRun {
             for (Object entry : resource.callList("LRANGE", Resource.LOG, Long.toString(from), Long.toString(from + 9_999))) {
                 String[] f = ((String) entry).split(" ");
                 accesses.add(new Access(accesses.size(), f[0], f[1], f[2].equals("fenced"), f[3].equals("write"),
-                        Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), f[7].equals("1"), Long.parseLong(f[8])));
+                        Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), f[7].equals("1"),
+                        Long.parseLong(f[8])));
             }
         }
         return accesses;
     }
 
+    private static List<String> dieWithParent() {
+        for (String directory : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            Path setpriv = Path.of(directory, "setpriv");
+            if (!directory.isEmpty() && Files.isExecutable(setpriv)) {
+                List<String> prefix = List.of(setpriv.toString(), "--pdeathsig", "KILL", "--");
+                try {
+                    List<String> probe = new ArrayList<>(prefix);
+                    probe.add("true");
+                    Process process = new ProcessBuilder(probe).redirectErrorStream(true).start();
+                    process.getInputStream().readAllBytes();
+                    return process.waitFor() == 0 ? prefix : List.of();
+                } catch (IOException e) {
+                    return List.of();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return List.of();
+                }
+            }
+        }
+        return List.of();
+    }
+
     private void stopClients() {
-        for (Client client : clients) {
+        List<Client> started;
+        synchronized (clients) {
+            started = List.copyOf(clients);
+        }
+        for (Client client : started) {
             // SIGKILL ends a frozen JVM as well.
             client.process.destroyForcibly();
         }
-        for (Client client : clients) {
+        for (Client client : started) {
             try {
                 client.process.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
@@ -252,8 +293,9 @@ final class NemesisRun {
         Client(String name, int lockPort, int resourcePort) throws IOException {
             this.name = name;
             this.log = directory.resolve(name + ".log");
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", System.getProperty("java.class.path")));
+            List<String> command = new ArrayList<>(DIE_WITH_PARENT);
+            command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                    System.getProperty("java.class.path")));
             command.addAll(CLIENT_JVM_OPTIONS);
             command.add("-Dredis.server=" + System.getProperty("redis.server", "embedded"));
             command.addAll(List.of(NemesisClient.class.getName(), "client=" + name, "lock=" + lockPort,
@@ -288,16 +330,18 @@ final class NemesisRun {
 
         private void handle(Line line, long startedAt, long received) {
             switch (line.kind()) {
-                case "HELLO" -> clockChecks.add(new ClockCheck(name, relative(startedAt), relative(line.number("t")), relative(received)));
+                case "HELLO" -> clockChecks.add(new ClockCheck(name, relative(startedAt), relative(line.number("t")),
+                        relative(received)));
                 case "READY" -> ready = true;
                 case "ENTER" -> writesDue.put(line.text("op"), new WriteDue(line.text("name"), line.number("writeAt")));
                 case "OP" -> {
                     writesDue.remove(line.text("id"));
                     ops.add(op(line));
                 }
-                case "RENEW" -> renewals.add(new Renewal(name, (int) line.number("instance"), line.text("name"), relative(line.number("t"))));
-                case "LOST" -> losses.add(new Loss(name, (int) line.number("instance"), line.text("name"), relative(line.number("t")),
-                        line.text("cause")));
+                case "RENEW" -> renewals.add(new Renewal(name, (int) line.number("instance"), line.text("name"),
+                        relative(line.number("t"))));
+                case "LOST" -> losses.add(new Loss(name, (int) line.number("instance"), line.text("name"),
+                        relative(line.number("t")), line.text("cause")));
                 case "BLOCKING" -> blocking.add(new Blocking(name, relative(line.number("t")), line.text("method")));
                 case "QUIESCENT" -> quiescence.add(new Quiescence(name, relative(line.number("t")), line.text("activeLeases"),
                         (int) line.number("hung")));
@@ -311,7 +355,8 @@ final class NemesisRun {
                     Boolean.parseBoolean(line.text("fair")), TimeUnit.MILLISECONDS.toNanos(line.number("ttl")),
                     TimeUnit.MILLISECONDS.toNanos(line.number("timeout")), line.number("body"), line.number("cancel"),
                     relative(line.number("start")), relative(line.number("enter")), relative(line.number("leaseStart")),
-                    line.number("fence"), relative(line.number("readAt")), relative(line.number("writeSent")), relative(line.number("exit")), relative(line.number("validUntil")),
+                    line.number("fence"), relative(line.number("readAt")), relative(line.number("writeSent")),
+                    relative(line.number("exit")), relative(line.number("validUntil")),
                     relative(line.number("end")), line.text("outcome"));
         }
     }

@@ -52,7 +52,8 @@ class NemesisTest {
 
     @Test
     void theUnfencedTwinAcceptsStaleWritesDuringClientPausesAndTheCheckerFindsThem() {
-        assertThat(control.staleWritesDuring(FaultKind.CLIENT_PAUSE)).as("stale writes accepted during client pauses (see %s)", report)
+        assertThat(control.staleWritesDuring(FaultKind.CLIENT_PAUSE))
+                .as("stale writes accepted during client pauses (see %s)", report)
                 .isPositive();
     }
 }

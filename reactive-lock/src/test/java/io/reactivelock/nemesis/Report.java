@@ -54,8 +54,8 @@ final class Report {
         List<Violation> closeUps = closeUps(history, findings, false, directory, "close-up-");
         List<Violation> controlCloseUps = closeUps(history, control, true, directory, "control-close-up-");
         Files.write(directory.resolve("faults.log"), history.faults().stream()
-                .map(f -> String.format(Locale.ROOT, "%.3f %.3f %s %s %s", f.start() / 1e9, f.end() / 1e9, f.kind().label(), f.target(),
-                        f.detail()).strip())
+                .map(f -> String.format(Locale.ROOT, "%.3f %.3f %s %s %s", f.start() / 1e9, f.end() / 1e9, f.kind().label(),
+                        f.target(), f.detail()).strip())
                 .toList(), UTF_8);
         Path file = directory.resolve("report.md");
         Files.writeString(file, report.markdown(closeUps, controlCloseUps), UTF_8);
@@ -118,14 +118,14 @@ final class Report {
 
         md.append("## What is checked\n\n");
         md.append("The library promises mutual exclusion while a holder's lease is valid and the lock Redis keeps its data;"
-                + " a lease is valid from the body's entry to the earlier of its exit and the lease's end as the holder knew it"
-                + " (counted from when the granting or renewing command was sent). After Redis lost its data (killed and restarted"
-                + " empty) or once a holder outlived its lease (its JVM frozen), two bodies may overlap: then the fencing tokens"
-                + " must protect the resource, which refuses a token below the highest it has seen for the name (reads included),"
-                + " so it never accepts a stale write nor loses an update. The resource keeps each counter twice: the fenced twin"
-                + " (checked for the guarantees) and an unfenced twin that accepts every token, the negative control: every"
-                + " access goes to both in one script call, so they see the same holders at the same moments."
-                + " Every kind below is a violation of a guarantee:\n\n");
+                + " a lease is valid from the body's entry to the earlier of its exit and the lease's end as the holder knew"
+                + " it (counted from when the granting or renewing command was sent). After Redis lost its data (killed and"
+                + " restarted empty) or once a holder outlived its lease (its JVM frozen), two bodies may overlap: then the"
+                + " fencing tokens must protect the resource, which refuses a token below the highest it has seen for the name"
+                + " (reads included), so it never accepts a stale write nor loses an update. The resource keeps each counter"
+                + " twice: the fenced twin (checked for the guarantees) and an unfenced twin that accepts every token, the"
+                + " negative control: every access goes to both in one script call, so they see the same holders at the same"
+                + " moments. Every kind below is a violation of a guarantee:\n\n");
         md.append("| kind | guarantee broken when |\n| --- | --- |\n");
         for (Kind kind : Kind.values()) {
             md.append("| ").append(kind).append(" | ").append(kind.guarantee()).append(" |\n");
@@ -147,8 +147,9 @@ final class Report {
         }
         md.append(String.format(Locale.ROOT, "%nLock keys (not fencing records) when every client was idle: %s.%n",
                 history.leftAtQuiescence().isEmpty() ? "none"
-                        : history.leftAtQuiescence().size() + (history.keysGone() < 0 ? ", some still there after the longest TTL"
-                                + " plus the slack" : ", all gone " + Checker.millis(history.keysGone() - history.quiescent()) + " later")));
+                        : history.leftAtQuiescence().size() + (history.keysGone() < 0
+                                ? ", some still there after the longest TTL plus the slack"
+                                : ", all gone " + Checker.millis(history.keysGone() - history.quiescent()) + " later")));
         md.append(String.format(Locale.ROOT, "%nLongest a body ran past its lease (its JVM's frozen time left out): %s;"
                         + " longest an acquisition went past its acquire timeout (same): %s. The slack allowed is %d ms.%n",
                 Checker.millis(Math.max(0, findings.longestOverrunPastLease())),
@@ -181,14 +182,16 @@ final class Report {
     private void operations() {
         List<Op> ops = history.ops();
         long entered = ops.stream().filter(Op::entered).count();
-        Map<String, Long> outcomes = ops.stream().collect(Collectors.groupingBy(Op::outcome, TreeMap::new, Collectors.counting()));
+        Map<String, Long> outcomes = ops.stream()
+                .collect(Collectors.groupingBy(Op::outcome, TreeMap::new, Collectors.counting()));
         long writes = history.accesses().stream().filter(a -> a.fenced() && a.write()).count();
         long writesAccepted = history.accesses().stream().filter(a -> a.fenced() && a.write() && a.accepted()).count();
         long readsRefused = history.accesses().stream().filter(a -> a.fenced() && !a.write() && !a.accepted()).count();
         long seconds = Math.max(1, (history.quiescent() - history.nemesisStart()) / 1_000_000_000L);
         md.append("\n## Operations\n\n");
         md.append(String.format(Locale.ROOT, "%d attempted (%.1f per second), %d entered their body, %d completed (`ok`);"
-                        + " %d writes reached the fenced twin, %d accepted; it refused %d reads. %d lease renewals, %d leases lost.%n%n",
+                        + " %d writes reached the fenced twin, %d accepted; it refused %d reads. %d lease renewals, %d leases"
+                        + " lost.%n%n",
                 ops.size(), (double) ops.size() / seconds, entered, outcomes.getOrDefault("ok", 0L), writes, writesAccepted,
                 readsRefused, history.renewals().size(), history.losses().size()));
         md.append("| outcome | count |\n| --- | ---: |\n");
@@ -228,8 +231,8 @@ final class Report {
             if (count > SLICES_PER_KIND) {
                 continue;
             }
-            md.append(String.format(Locale.ROOT, "### %d. %s at %.3f s on `%s`%n%n%s (cause: %s).%n%n", number, v.kind(), v.at() / 1e9,
-                    v.name(), v.what(), v.cause().isEmpty() ? "-" : v.cause()));
+            md.append(String.format(Locale.ROOT, "### %d. %s at %.3f s on `%s`%n%n%s (cause: %s).%n%n", number, v.kind(),
+                    v.at() / 1e9, v.name(), v.what(), v.cause().isEmpty() ? "-" : v.cause()));
             int closeUp = closeUps.indexOf(v);
             if (closeUp >= 0) {
                 md.append("![close-up](").append(closeUpPrefix).append(closeUp + 1).append(".svg)\n\n");
@@ -280,7 +283,8 @@ final class Report {
                     .collect(Collectors.joining(", "));
             md.append(String.format(Locale.ROOT, "| %s | %s/%d | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", id, op.client(),
                     op.instance(), seconds(op.start()), seconds(op.enter()), seconds(op.leaseStart()), seconds(op.validUntil()),
-                    seconds(op.exit()), seconds(op.end()), op.entered() ? Long.toString(op.fence()) : "", resource, op.outcome()));
+                    seconds(op.exit()), seconds(op.end()), op.entered() ? Long.toString(op.fence()) : "", resource,
+                    op.outcome()));
         }
         md.append("\n");
     }

@@ -17,7 +17,8 @@ import java.time.Duration;
  * @param seed seed of the nemesis' schedule (the clients' choices are not seeded: timing decides anyway)
  * @param slack what the bounds on time (acquire timeout, lease end, renewals) allow for a loaded machine
  */
-record Settings(Duration duration, Duration extension, int clients, int instances, int workers, int hot, int cold, long seed, Duration slack) {
+record Settings(Duration duration, Duration extension, int clients, int instances, int workers, int hot, int cold, long seed,
+        Duration slack) {
 
     Settings {
         if (instances < 2 || instances % 2 != 0) {

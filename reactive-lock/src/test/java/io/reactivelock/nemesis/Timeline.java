@@ -25,7 +25,8 @@ final class Timeline {
     private static final int LEFT = 170;
     private static final int WIDTH = 1200;
     private static final int ROW = 16;
-    private static final String[] CLIENT_COLOURS = {"#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2", "#edc948", "#bab0ac", "#ff9da7"};
+    private static final String[] CLIENT_COLOURS =
+            {"#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2", "#edc948", "#bab0ac", "#ff9da7"};
 
     private final History history;
     /** The time shown, in nanoseconds since the run's origin. */
@@ -63,8 +64,9 @@ final class Timeline {
                 + " purple: stale writes the unfenced twin (negative control) accepted");
         axis(30, height - 20);
         for (long mark : new long[] {history.nemesisStart(), history.nemesisEnd(), history.quiescent()}) {
-            svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='30' x2='%.1f' y2='%d' stroke='#333' stroke-dasharray='3 3'/>%n",
-                    x(mark), x(mark), height - 20));
+            svg.append(String.format(Locale.ROOT,
+                    "<line x1='%.1f' y1='30' x2='%.1f' y2='%d' stroke='#333' stroke-dasharray='3 3'/>%n", x(mark), x(mark),
+                    height - 20));
         }
         int y = 40;
         y = label(y, "faults", true);
@@ -128,14 +130,16 @@ final class Timeline {
         axis(30, height - 20);
         int y = 40;
         for (Fault fault : faults) {
-            faultRow(y, fault.kind().label() + (fault.kind() == FaultKind.CLIENT_PAUSE ? " " + fault.target() : ""), List.of(fault),
-                    fault.kind() == FaultKind.CLIENT_PAUSE ? colour(fault.target()) : "#e15759");
+            boolean freeze = fault.kind() == FaultKind.CLIENT_PAUSE;
+            faultRow(y, fault.kind().label() + (freeze ? " " + fault.target() : ""), List.of(fault),
+                    freeze ? colour(fault.target()) : "#e15759");
             y += ROW;
         }
         y += 6;
         for (Op op : ops) {
             boolean involved = violation.ops().contains(op.id());
-            text(4, y + 11, op.id() + (op.entered() ? " fence ..." + op.fence() % 100_000_000 : ""), involved ? "#d00" : "#333", 10);
+            text(4, y + 11, op.id() + (op.entered() ? " fence ..." + op.fence() % 100_000_000 : ""), involved ? "#d00" : "#333",
+                    10);
             double start = x(op.start());
             double gaveUp = x(op.acquiredOrGaveUp() < 0 ? to : op.acquiredOrGaveUp());
             svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#aaa'/>%n",
@@ -153,7 +157,8 @@ final class Timeline {
                 long at = access.write() ? op.writeSent() : op.readAt();
                 if (at >= 0) {
                     double ax = x(at);
-                    svg.append(String.format(Locale.ROOT, "<path d='M%.1f %d l4 7 l-8 0 z' fill='%s'><title>%s</title></path>%n", ax, y + 1,
+                    svg.append(String.format(Locale.ROOT, "<path d='M%.1f %d l4 7 l-8 0 z' fill='%s'><title>%s</title></path>%n",
+                            ax, y + 1,
                             access.accepted() ? (access.stale() ? "#d00" : "#222") : "#fff",
                             escape((access.write() ? "write " : "read ") + (access.accepted() ? "accepted" : "refused")
                                     + " fence " + access.fence() + " seen " + access.seenBefore())));
@@ -162,8 +167,8 @@ final class Timeline {
             y += ROW;
         }
         double vx = x(violation.at());
-        svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='30' x2='%.1f' y2='%d' stroke='#d00' stroke-dasharray='4 2'/>%n",
-                vx, vx, y));
+        svg.append(String.format(Locale.ROOT,
+                "<line x1='%.1f' y1='30' x2='%.1f' y2='%d' stroke='#d00' stroke-dasharray='4 2'/>%n", vx, vx, y));
         text(LEFT, y + 16, "grey line: waiting; bar: body while its lease was valid (colour: client); pink: body after its lease"
                 + " ended; triangles: resource accesses (black accepted, red stale but accepted, white refused)", "#333", 10);
         return close();
@@ -261,7 +266,8 @@ final class Timeline {
         double step = span <= 10 ? 1 : span <= 30 ? 2 : span <= 60 ? 5 : span <= 300 ? 30 : span <= 900 ? 60 : 300;
         for (double s = Math.ceil(from / 1e9 / step) * step; s <= to / 1e9; s += step) {
             double x = x((long) (s * 1e9));
-            svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#eee'/>%n", x, top, x, bottom));
+            svg.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#eee'/>%n", x, top, x,
+                    bottom));
             text(x - 8, top - 4, String.format(Locale.ROOT, "%.0f s", s), "#666", 10);
         }
     }
@@ -273,8 +279,9 @@ final class Timeline {
     }
 
     private void open(int height, String title) {
-        svg.append(String.format(Locale.ROOT, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>%n",
-                LEFT + WIDTH + 20, height));
+        svg.append(String.format(Locale.ROOT,
+                "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>%n", LEFT + WIDTH + 20,
+                height));
         svg.append("<rect width='100%' height='100%' fill='#fff'/>\n");
         text(4, 14, title, "#000", 12);
     }
@@ -289,7 +296,8 @@ final class Timeline {
     }
 
     private void text(double x, double y, String text, String fill, int size) {
-        svg.append(String.format(Locale.ROOT, "<text x='%.1f' y='%.1f' font-size='%d' fill='%s'>%s</text>%n", x, y, size, fill, escape(text)));
+        svg.append(String.format(Locale.ROOT, "<text x='%.1f' y='%.1f' font-size='%d' fill='%s'>%s</text>%n", x, y, size, fill,
+                escape(text)));
     }
 
     private static String colour(String client) {
