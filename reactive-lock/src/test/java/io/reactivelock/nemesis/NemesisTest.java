@@ -1,0 +1,59 @@
+package io.reactivelock.nemesis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelock.nemesis.Checker.Findings;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The nemesis run: client JVMs taking locks on a few hot and many cold names under a random
+ * schedule of faults, and a checker over the whole history (see {@link Checker} for what the
+ * library promises), with the negative control in the same run (the unfenced twin of the
+ * {@link Resource}). The report goes to {@code target/nemesis/}.
+ *
+ * <p>By default a short run (15 s of faults, extended by at most 40 s until the negative control
+ * has caught a writer frozen past its lease) keeps the harness alive in every build;
+ * {@code ./mvnw -Psoak -pl reactive-lock verify} runs it for 10 minutes, and
+ * {@code -Dnemesis.duration=PT30M}, {@code -Dnemesis.clients=6} and the other properties of
+ * {@link Settings} change it.
+ */
+class NemesisTest {
+
+    private static final Path REPORT = Path.of(System.getProperty("basedir", "."), "target", "nemesis");
+
+    private static History history;
+    private static Findings findings;
+    private static Findings control;
+    private static Path report;
+
+    @BeforeAll
+    static void run() throws Exception {
+        Settings settings = Settings.fromSystemProperties(Duration.ofSeconds(15));
+        history = NemesisRun.run(settings, REPORT);
+        findings = Checker.check(history);
+        control = Checker.control(history);
+        report = Report.write(history, findings, control, REPORT);
+        System.out.println("[nemesis] " + report.toAbsolutePath() + ": " + Report.verdict(findings) + " "
+                + Report.controlVerdict(history, control));
+    }
+
+    @Test
+    void underRandomFaultsNoGuaranteeIsViolated() {
+        // The run did what it is for: every client worked, through faults of every lane.
+        assertThat(history.ops().stream().filter(op -> op.outcome().equals("ok")).map(History.Op::client).distinct())
+                .as("clients that completed operations").hasSize(history.settings().clients());
+        assertThat(history.faults().stream().map(History.Fault::kind).distinct().count())
+                .as("kinds of fault injected").isGreaterThanOrEqualTo(3);
+        assertThat(findings.violations()).as("violations (see %s)", report).isEmpty();
+    }
+
+    @Test
+    void theUnfencedTwinAcceptsStaleWritesDuringClientPausesAndTheCheckerFindsThem() {
+        assertThat(control.staleWritesDuring(FaultKind.CLIENT_PAUSE))
+                .as("stale writes accepted during client pauses (see %s)", report)
+                .isPositive();
+    }
+}
