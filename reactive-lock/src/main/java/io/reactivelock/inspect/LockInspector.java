@@ -218,8 +218,8 @@ public final class LockInspector implements AutoCloseable {
             CompletableFuture<List<String>> line = commands.lrange(queueKey, 0, MAX_WAITERS_LISTED - 1).toCompletableFuture();
             CompletableFuture<Long> waiting = commands.llen(queueKey).toCompletableFuture();
             return call(() -> CompletableFuture.allOf(holder, ttl, fence, line, waiting))
-                    .then(Mono.defer(() -> waiters(key, line.join())))
-                    .map(waiters -> state(name, holder.join(), ttl.join(), fence.join(), waiting.join(), waiters));
+                    .then(Mono.defer(() -> waiters(key, line.getNow(null))))
+                    .map(waiters -> state(name, holder.getNow(null), ttl.getNow(null), fence.getNow(null), waiting.getNow(null), waiters));
         });
     }
 
@@ -232,10 +232,10 @@ public final class LockInspector implements AutoCloseable {
                 .hmget(LockKeys.waitersKey(key), tokens.toArray(String[]::new)).toCompletableFuture();
         CompletableFuture<List<String>> time = redis.time(key).toCompletableFuture();
         return call(() -> CompletableFuture.allOf(deadlines, time)).then(Mono.fromSupplier(() -> {
-            List<String> now = time.join();
+            List<String> now = time.getNow(null);
             long nowMillis = Long.parseLong(now.get(0)) * 1000 + Long.parseLong(now.get(1)) / 1000;
             List<LockState.Waiter> waiters = new ArrayList<>(tokens.size());
-            for (KeyValue<String, String> deadline : deadlines.join()) {
+            for (KeyValue<String, String> deadline : deadlines.getNow(null)) {
                 long left = deadline.hasValue() ? Long.parseLong(deadline.getValue()) - nowMillis : 0;
                 waiters.add(new LockState.Waiter(shown(deadline.getKey()), Duration.ofMillis(Math.max(0, left))));
             }
