@@ -75,9 +75,11 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "getWriteConnection");
-        // The same cache lock, taken again in the callback that stores a slot's new connection,
-        // on the event loop that completed it (seen when the inspector scanned every master at once).
+        // The same cache lock, taken again in the callbacks that store a node's new connection, on
+        // the event loop that completed it (seen when the inspector scanned every master at once).
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "lambda$getWriteConnection$1");
+        builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider$NodeConnectionPostProcessor",
+                "lambda$apply$4");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
         }
