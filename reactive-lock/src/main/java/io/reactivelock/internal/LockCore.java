@@ -360,8 +360,10 @@ public final class LockCore<C> {
                     succeed(new Lease(name, token, reply.fencingToken(), validUntil));
                     return;
                 }
-                releaseInBackground("a grant without validity left");
-                reply = LockStore.Reply.refused(Reason.QUORUM_NOT_REACHED, "the grant came after the "
+                // Not released here: the next attempt, with this token, takes the lock back, and finish()
+                // releases it if the acquisition gives up. A release sent now could overtake that next
+                // attempt's grant and delete the lock under the body (found by the nemesis run).
+                reply = LockStore.Reply.refused(Reason.REDIS_UNAVAILABLE, "the grant came after the "
                         + Duration.ofNanos(reply.validForNanos()).toMillis() + " ms of validity had passed", null);
             }
             if (reply != null) {

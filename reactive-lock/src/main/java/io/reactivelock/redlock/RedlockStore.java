@@ -91,15 +91,17 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
             }));
         }
         // Done as soon as a majority granted, or refused (then nobody else's answer can change it).
-        return collect(replies, round -> round.hasMajority() || round.majorityRefused()).map(round -> {
+        return collect(replies, round -> round.hasMajority() || round.majorityRefused()).flatMap(round -> {
             if (round.hasMajority()) {
-                return Reply.granted(LockLease.NO_FENCING_TOKEN, call.validForNanos());
+                return Mono.just(Reply.granted(LockLease.NO_FENCING_TOKEN, call.validForNanos()));
             }
-            call.acquisition().releaseInBackground("an attempt without a majority");
             String detail = "it got " + round.count("held by another token");
-            return round.majorityRefused()
+            Reply refused = round.majorityRefused()
                     ? Reply.refused(Reason.BUSY, detail, null)
                     : Reply.refused(Reason.QUORUM_NOT_REACHED, detail, round.lastError);
+            // Released on every node before the reply: the next attempt, with the same token, is then
+            // sent after this release on each node's connection and cannot be overtaken by it.
+            return releaseOnAll(call).onErrorResume(e -> Mono.empty()).thenReturn(refused);
         }).toFuture();
     }
 
