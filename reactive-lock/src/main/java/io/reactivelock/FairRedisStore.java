@@ -25,14 +25,24 @@ final class FairRedisStore extends RedisStore {
     }
 
     @Override
-    public Call open(LockCore<Call>.Acquisition a) {
-        Call call = new Call(a, keys.lockKey(a.name()));
-        call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.queueKey(call.lockKey),
+    String[] acquireKeys(Call call) {
+        return new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.queueKey(call.lockKey),
                 LockKeys.waitersKey(call.lockKey)};
-        call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention, waiterLease};
-        call.releaseKeys = call.acquireKeys;
-        call.releaseArgs = new String[] {a.token(), call.channel, call.fenceRetention, waiterLease};
-        return call;
+    }
+
+    @Override
+    String[] acquireArgs(Call call) {
+        return new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease};
+    }
+
+    @Override
+    String[] releaseKeys(Call call) {
+        return acquireKeys(call);
+    }
+
+    @Override
+    String[] releaseArgs(Call call) {
+        return new String[] {call.token(), call.channel, call.fenceRetention(), waiterLease};
     }
 
     @Override
@@ -53,9 +63,8 @@ final class FairRedisStore extends RedisStore {
 
     @Override
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        String[] args = {call.releaseArgs[0], call.releaseArgs[1], call.releaseArgs[2], call.releaseArgs[3],
-                next.acquisition.token(), next.ttlMillis};
-        return scripts.run(LockScripts.RELEASE_FAIR, call.releaseKeys, args);
+        String[] args = {call.token(), call.channel, call.fenceRetention(), waiterLease, next.token(), next.ttlMillis()};
+        return scripts.run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
     }
 
     /** {@code RELEASE_FAIR} returns the fencing token (far above 1) when it handed the lock to the named waiter. */

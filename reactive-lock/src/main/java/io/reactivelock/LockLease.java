@@ -31,8 +31,10 @@ public interface LockLease {
     boolean hasFencingToken();
 
     /**
-     * A number that is strictly greater than the one of every earlier holder of this lock name.
-     * See the README's "Fencing tokens" section for how it is kept and when it holds.
+     * A number greater than the one of every earlier holder of this lock name while the name's
+     * fencing record lives on the server that issued both. After a restart or failover that lost
+     * a record ahead of the new server's clock it can go backwards: see the README's "Fencing
+     * tokens" section for how it is kept and exactly when it holds.
      *
      * @throws UnsupportedOperationException if the lock issues no fencing token
      *     ({@link io.reactivelock.redlock.RedlockLock}): a number that only looks like one would

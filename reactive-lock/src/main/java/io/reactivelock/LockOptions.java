@@ -283,9 +283,9 @@ public final class LockOptions {
         /**
          * Fair mode: waiters queue in Redis and get the lock in arrival order, across JVMs; a
          * release hands the lock straight to the first live waiter (in-process, without a notice,
-         * when that waiter is in the releaser's JVM). A waiter that crashes loses its
-         * place within {@link LockOptions#waiterLease()} (5 x max backoff, at least 1 s); one
-         * that is cancelled leaves at once. Use one mode per lock name: a non-fair acquisition
+         * when that waiter is in the releaser's JVM). A waiter that crashes costs the line up to
+         * one {@link LockOptions#waiterLease()} (5 x max backoff, at least 1 s) plus one backoff
+         * step; one that is cancelled leaves at once. Use one mode per lock name: a non-fair acquisition
          * ignores the line. Defaults to {@code false}: waiters in one JVM still get the lock in
          * arrival order by in-process hand-off, while waiters in other JVMs compete for it.
          */

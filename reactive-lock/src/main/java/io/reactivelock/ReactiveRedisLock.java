@@ -1,6 +1,5 @@
 package io.reactivelock;
 
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -20,7 +19,6 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * A {@link ReactiveLock} on one Redis deployment reached through Lettuce: a standalone server,
@@ -70,18 +68,8 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * @throws io.lettuce.core.RedisConnectionException if Redis cannot be reached
      */
     public static ReactiveRedisLock create(RedisURI uri, LockOptions options) {
-        Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(options, "options");
-        RedisClient client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .build());
-        try {
-            return connect(client, options, client::shutdownAsync);
-        } catch (RuntimeException e) {
-            client.shutdownAsync();
-            throw e;
-        }
+        return connected(RedisConnections.open(uri), options);
     }
 
     /**
@@ -92,26 +80,12 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * attempts fail fast during an outage instead of being buffered and replayed on reconnect.
      */
     public static ReactiveRedisLock create(RedisClient client, LockOptions options) {
-        Objects.requireNonNull(client, "client");
         Objects.requireNonNull(options, "options");
-        return connect(client, options, () -> CompletableFuture.completedFuture(null));
+        return connected(RedisConnections.open(client), options);
     }
 
-    private static ReactiveRedisLock connect(RedisClient client, LockOptions options,
-            Supplier<CompletionStage<?>> closeClient) {
-        StatefulRedisConnection<String, String> commands = client.connect(StringCodec.UTF8);
-        StatefulRedisPubSubConnection<String, String> pubSub;
-        try {
-            pubSub = client.connectPubSub(StringCodec.UTF8);
-        } catch (RuntimeException e) {
-            commands.closeAsync();
-            throw e;
-        }
-        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), pubSub,
-                // The connections finish closing on the client's event loop; shutting the client down
-                // from there would block that loop (and can deadlock it), so hop off it first.
-                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
-                        .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)));
+    private static ReactiveRedisLock connected(RedisConnections connections, LockOptions options) {
+        return new ReactiveRedisLock(options, connections.scripts(), connections.pubSub(), connections.close());
     }
 
     /**

@@ -25,10 +25,11 @@ import reactor.util.retry.Retry;
  * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
- * sleepers (scored by its waiter lease) and sleeps until woken or its backoff step; a release
- * wakes one of them by name (the one whose lease ends first), so one release leads to about one
- * attempt in the whole fleet, not one per process. The woken waiter competes with newcomers (the
- * lock is not fair); if it loses, it registers again.
+ * sleepers (scored by when it started) and sleeps until woken or its backoff step; a release
+ * wakes one of them by name, the one that started first, so one release leads to about one
+ * attempt in the whole fleet, not one per process, and waiters of other processes are served
+ * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
+ * loses, it registers again with its own start, so it keeps its place.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
@@ -51,50 +52,70 @@ class RedisStore implements LockStore<RedisStore.Call> {
         this.waiterLease = Long.toString(options.waiterLease().toMillis());
     }
 
-    /** One acquisition's keys and script arguments, and its place among the local waiters. */
+    /**
+     * One acquisition's lock key and its place among the local waiters. Script keys and arguments
+     * are made per command rather than kept: a waiter holds as little as it can.
+     */
     static final class Call {
         final LockCore<Call>.Acquisition acquisition;
         final String lockKey;
         final String channel;
-        final String ttlMillis;
-        final String fenceRetention;
-        String[] acquireKeys = {};
-        String[] acquireArgs = {};
-        String[] releaseKeys = {};
-        String[] releaseArgs = {};
+        /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
+        final String startedAt = Long.toString(System.currentTimeMillis());
         volatile ReleaseNotices.@Nullable Waiter<Call> waiter;
 
         Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
             this.acquisition = acquisition;
             this.lockKey = lockKey;
             this.channel = LockKeys.releaseChannel(lockKey);
-            this.ttlMillis = Long.toString(acquisition.ttl().toMillis());
-            this.fenceRetention = Long.toString(acquisition.ttl().plus(FENCE_RETENTION).toMillis());
+        }
+
+        String token() {
+            return acquisition.token();
+        }
+
+        String ttlMillis() {
+            return Long.toString(acquisition.ttl().toMillis());
+        }
+
+        /** How long the fencing record outlives this acquisition's lease, in ms. */
+        String fenceRetention() {
+            return Long.toString(acquisition.ttl().plus(FENCE_RETENTION).toMillis());
         }
     }
 
     @Override
     public Call open(LockCore<Call>.Acquisition a) {
-        Call call = new Call(a, keys.lockKey(a.name()));
-        if (notices == null) {
-            call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)};
-            call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention};
-            call.releaseKeys = new String[] {call.lockKey};
-        } else {
-            // Waiters register in the sleepers, so that a release wakes one of them by name.
-            String sleepers = LockKeys.sleepersKey(call.lockKey);
-            call.acquireKeys = new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), sleepers};
-            call.acquireArgs = new String[] {a.token(), call.ttlMillis, call.fenceRetention, waiterLease};
-            call.releaseKeys = new String[] {call.lockKey, sleepers};
-        }
-        call.releaseArgs = new String[] {a.token(), call.channel};
-        return call;
+        return new Call(a, keys.lockKey(a.name()));
+    }
+
+    /** Without release notices nobody listens, so waiters do not register as sleepers. */
+    String[] acquireKeys(Call call) {
+        return notices == null
+                ? new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)}
+                : new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.sleepersKey(call.lockKey)};
+    }
+
+    String[] acquireArgs(Call call) {
+        return notices == null
+                ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
+                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt};
+    }
+
+    String[] releaseKeys(Call call) {
+        return notices == null
+                ? new String[] {call.lockKey}
+                : new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey)};
+    }
+
+    String[] releaseArgs(Call call) {
+        return new String[] {call.token(), call.channel};
     }
 
     @Override
     public CompletionStage<Reply> acquire(Call call) {
         long validFor = call.acquisition.ttl().toNanos();
-        return scripts.run(acquireScript(), call.acquireKeys, call.acquireArgs)
+        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 
@@ -109,7 +130,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
-        return command(LockScripts.RENEW, new String[] {call.lockKey}, call.acquisition.token(), call.ttlMillis)
+        return command(LockScripts.RENEW, new String[] {call.lockKey}, call.token(), call.ttlMillis())
                 .flatMap(renewed -> {
                     if (renewed == 1) {
                         lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
@@ -165,8 +186,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        return scripts.run(LockScripts.HAND_OVER, call.acquireKeys, call.acquisition.token(), next.acquisition.token(),
-                next.fenceRetention, next.ttlMillis);
+        return scripts.run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
+                next.ttlMillis());
     }
 
     /** Whether a hand-off script's result means the named waiter got the lock (then it is the fence). */
@@ -180,7 +201,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     private Mono<Void> releaseCommand(Call call) {
-        return Mono.defer(() -> command(releaseScript(), call.releaseKeys, call.releaseArgs))
+        return Mono.defer(() -> command(releaseScript(), releaseKeys(call), releaseArgs(call)))
                 .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
                         .filter(RedisErrors::isTransient))
                 .then();
@@ -188,7 +209,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
-        return scripts.run(releaseScript(), call.releaseKeys, call.releaseArgs);
+        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call));
     }
 
     @Override

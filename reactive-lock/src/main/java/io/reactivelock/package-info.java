@@ -2,7 +2,9 @@
  * A non-blocking distributed lock for Project Reactor on Redis.
  *
  * <p>Start at {@link io.reactivelock.ReactiveRedisLock} and its
- * {@link io.reactivelock.ReactiveLock#withLock withLock} methods.
+ * {@link io.reactivelock.ReactiveLock#withLock withLock} methods; for a leased semaphore,
+ * {@link io.reactivelock.ReactiveRedisSemaphore}; for a read-write lock,
+ * {@link io.reactivelock.ReactiveRedisReadWriteLock}.
  */
 @NullMarked
 package io.reactivelock;

@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.internal.LockKeys;
+import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CounterWorkload;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
@@ -21,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.stream.IntStream;
@@ -48,10 +50,16 @@ class ClusterLockTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final Duration POLL = Duration.ofMillis(20);
     private static final LockKeys KEYS = new LockKeys("lock");
+    /** Every backoff step of a waiter that only a release notice can wake within {@link #WOKEN_WITHIN}. */
+    private static final Duration NOTICE_ONLY_BACKOFF = Duration.ofSeconds(30);
+    /** A third of {@link #NOTICE_ONLY_BACKOFF}: a waiter that got the lock this soon was woken by a notice. */
+    private static final Duration WOKEN_WITHIN = NOTICE_ONLY_BACKOFF.dividedBy(3);
 
     private static RedisCluster cluster;
 
     private RedisClusterClient client;
+    /** The client of a lock that stands for another process, if a test made one. */
+    private RedisClusterClient otherClient;
     private StatefulRedisClusterConnection<String, String> connection;
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
@@ -75,7 +83,7 @@ class ClusterLockTest {
         client = RedisClusterClient.create(cluster.uris());
         client.setOptions(ClusterClientOptions.builder()
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enableAllAdaptiveRefreshTriggers()
+                        // every adaptive trigger (MOVED, ASK, reconnects...) is on by default since Lettuce 7
                         .enablePeriodicRefresh(Duration.ofSeconds(1))
                         .build())
                 .build());
@@ -89,6 +97,9 @@ class ClusterLockTest {
         locks.forEach(ReactiveRedisLock::close);
         connection.close();
         client.shutdown();
+        if (otherClient != null) {
+            otherClient.shutdown();
+        }
     }
 
     private ReactiveRedisLock lock(LockOptions.Builder options) {
@@ -230,25 +241,35 @@ class ClusterLockTest {
 
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
-    void aWaiterIsWokenByTheReleaseNoticeWhicheverMasterServesTheLock(boolean fair) {
-        // A 10-minute backoff step: without the notice the waiters would sleep far past the wait below.
-        Duration step = Duration.ofMinutes(10);
-        ReactiveRedisLock lock = lock(LockOptions.builder().fair(fair).backoff(step, step));
+    void aWaiterInAnotherProcessIsWokenByTheReleaseNoticeWhicheverMasterServesTheLock(boolean fair) {
+        ReactiveRedisLock holding = lock(LockOptions.builder().fair(fair));
+        // Another process: a Cluster client of its own, and a backoff step that only a notice can cut short.
+        otherClient = RedisClusterClient.create(cluster.uris());
+        ReactiveRedisLock waiting = ReactiveRedisLock.create(otherClient, LockOptions.builder().fair(fair)
+                .backoff(NOTICE_ONLY_BACKOFF, NOTICE_ONLY_BACKOFF).acquireTimeout(Duration.ofMinutes(2)).build());
+        locks.add(waiting);
         for (RedisServer master : cluster.masters()) {
             String name = IntStream.range(0, 1000).mapToObj(i -> "notice-" + i)
                     .filter(candidate -> cluster.owner(cluster.slot(KEYS.lockKey(candidate))) == master)
                     .findFirst().orElseThrow();
             Sinks.Empty<Void> releaseFirst = Sinks.empty();
-            hold(lock, name, releaseFirst, new AtomicReference<>());
+            hold(holding, name, releaseFirst, new AtomicReference<>());
             await().atMost(WAIT).pollInterval(POLL).until(() -> "1".equals(master.call("EXISTS", KEYS.lockKey(name))));
-            AtomicReference<LockLease> second = new AtomicReference<>();
-            hold(lock, name, Sinks.empty(), second);
+            AtomicLong ranAt = new AtomicLong();
+            subscriptions.add(waiting.withLock(name, TTL, Mono.fromRunnable(() -> ranAt.set(System.nanoTime())).then(Mono.never()))
+                    .subscribe());
             String channel = LockKeys.releaseChannel(KEYS.lockKey(name));
             await("the waiter to subscribe").atMost(WAIT).pollInterval(POLL)
-                    .until(() -> cluster.masters().stream().anyMatch(node -> node.call("PUBSUB", "CHANNELS", channel).equals(channel)));
+                    .until(() -> cluster.masters().stream().mapToLong(node -> (Long) node.callList("PUBSUB", "NUMSUB", channel).get(1)).sum() == 1);
+            long publishedBefore = CommandStats.calls(master, "publish");
 
+            long releasedAt = System.nanoTime();
             releaseFirst.tryEmitEmpty();
-            await("the waiter to wake and take the lock").atMost(WAIT).pollInterval(POLL).until(() -> second.get() != null);
+            await("the waiter to wake and take the lock").atMost(WAIT).pollInterval(POLL).until(() -> ranAt.get() != 0);
+            assertThat(CommandStats.calls(master, "publish") - publishedBefore)
+                    .as("release notices published by the master serving " + name).isEqualTo(1);
+            assertThat(Duration.ofNanos(ranAt.get() - releasedAt)).as("from the release of " + name + " to the waiter's body")
+                    .isLessThan(WOKEN_WITHIN);
         }
     }
 

@@ -9,6 +9,7 @@ import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -55,12 +56,16 @@ class DirectedWakeUpTest {
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
         List<Sinks.Empty<Void>> bodies = new ArrayList<>();
         List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        List<Integer> entered = new CopyOnWriteArrayList<>();
         for (int i = 0; i < INSTANCES; i++) {
+            int id = i;
             Sinks.Empty<Void> body = Sinks.empty();
             bodies.add(body);
             ReactiveRedisLock lock = instance();
-            waiters.add(lock.withLock("a", TTL, body.asMono()).toFuture());
+            waiters.add(lock.withLock("a", TTL, body.asMono().doOnSubscribe(s -> entered.add(id))).toFuture());
             await().until(() -> lock.localWaiters("a") == 1);
+            long registered = Long.parseLong(redis.call("ZCARD", "lock:{a}:sleepers"));
+            assertThat(registered).as("registered in the order they started").isEqualTo(i + 1L);
         }
         await().until(() -> String.valueOf(INSTANCES).equals(redis.call("ZCARD", "lock:{a}:sleepers")));
         redis.call("CONFIG", "RESETSTAT");
@@ -76,6 +81,7 @@ class DirectedWakeUpTest {
                 .as("scripts run after the release").isEqualTo(2);
         assertThat(redis.call("ZCARD", "lock:{a}:sleepers")).as("the others stay registered")
                 .isEqualTo(String.valueOf(INSTANCES - 1));
+        assertThat(entered).as("the waiter that started first is woken first").containsExactly(0);
 
         bodies.forEach(Sinks.Empty::tryEmitEmpty); // each winner in turn; the others wake one by one
         for (CompletableFuture<Void> w : waiters) {

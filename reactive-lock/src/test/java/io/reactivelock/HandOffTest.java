@@ -1,8 +1,13 @@
 package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -12,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,17 +28,31 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
-import reactor.test.StepVerifier;
 
 /**
- * Waiters wake on release notices instead of sleeping out their backoff; in non-fair mode a holder
- * hands the lock straight to the longest waiter of its own process; fair mode serves them in order.
+ * Waiters in another process (another lock instance, with its own client) wake on release notices
+ * instead of sleeping out their backoff; in non-fair mode a holder hands the lock straight to the
+ * longest waiter of its own process, for at most one longest backoff step at a time; fair mode
+ * serves waiters in order and skips dead ones.
  */
 @WithRedis
 class HandOffTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final String CHANNEL = "lock:{a}:released";
+    /** Every backoff step of a waiter that only a release notice can wake within {@link #WOKEN_WITHIN}. */
+    private static final Duration NOTICE_ONLY_BACKOFF = Duration.ofSeconds(30);
+    /** A third of {@link #NOTICE_ONLY_BACKOFF}: a waiter that got the lock this soon was woken by a notice. */
+    private static final Duration WOKEN_WITHIN = NOTICE_ONLY_BACKOFF.dividedBy(3);
+    /**
+     * Slack on the real-time bounds below (one backoff step, one hand-off run, one waiter lease):
+     * a round trip or two and a timer that fires late, on a 2-core machine shared with other builds.
+     */
+    private static final Duration LATE = Duration.ofMillis(300);
+
+    /** How many runs of local hand-offs the run-length test measures. */
+    private static final int RUNS = 5;
 
     private RedisServer redis;
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
@@ -49,14 +69,15 @@ class HandOffTest {
         locks.forEach(ReactiveRedisLock::close);
     }
 
-    private ReactiveRedisLock lock(boolean fair, Duration backoff) {
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
-                .fair(fair)
-                .backoff(backoff, backoff)
-                .acquireTimeout(Duration.ofMinutes(2))
-                .build());
+    /** A lock instance of its own (its own client and connections), as another process would have. */
+    private ReactiveRedisLock lock(LockOptions.Builder options) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options.build());
         locks.add(lock);
         return lock;
+    }
+
+    private ReactiveRedisLock lock(boolean fair, Duration backoff) {
+        return lock(LockOptions.builder().fair(fair).backoff(backoff, backoff).acquireTimeout(Duration.ofMinutes(2)));
     }
 
     /** Holds lock "a" until the returned sink completes. */
@@ -71,18 +92,82 @@ class HandOffTest {
         return Long.parseLong(redis.call("LLEN", "lock:{a}:queue"));
     }
 
+    /** How many connections listen for release notices of lock "a". */
+    private long subscribers() {
+        return (Long) redis.callList("PUBSUB", "NUMSUB", CHANNEL).get(1);
+    }
+
+    /**
+     * Subscribes to lock "a" with a body that records when it started in the returned value (0 until
+     * then) and keeps the lock until the test ends.
+     */
+    private AtomicLong waitFor(ReactiveRedisLock lock) {
+        AtomicLong ranAt = new AtomicLong();
+        subscriptions.add(lock.withLock("a", TTL, Mono.fromRunnable(() -> ranAt.set(System.nanoTime())).then(Mono.never()))
+                .subscribe());
+        return ranAt;
+    }
+
+    private static long awaitRun(AtomicLong ranAt) {
+        await("the waiter's body to run").atMost(WAIT).until(() -> ranAt.get() != 0);
+        return ranAt.get();
+    }
+
+    private static Duration between(long fromNanos, long toNanos) {
+        return Duration.ofNanos(toNanos - fromNanos);
+    }
+
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
-    void aWaiterIsWokenByTheReleaseNoticeLongBeforeItsBackoffStepEnds(boolean fair) {
-        // A 10-minute backoff step: without the notice this waiter would sleep far past the verify timeout.
-        ReactiveRedisLock lock = lock(fair, Duration.ofMinutes(10));
-        Sinks.Empty<Void> holder = hold(lock);
-        StepVerifier.create(lock.withLock("a", TTL, Mono.just("woken")))
-                .expectSubscription()
-                .then(() -> await().until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:released")))
-                .then(holder::tryEmitEmpty)
-                .expectNext("woken")
-                .verifyComplete();
+    void aWaiterInAnotherProcessIsWokenByTheReleaseNoticeLongBeforeItsBackoffStepEnds(boolean fair) {
+        Sinks.Empty<Void> holder = hold(lock(fair, Duration.ofMillis(50)));
+        AtomicLong ranAt = waitFor(lock(fair, NOTICE_ONLY_BACKOFF));
+        await("the waiter to subscribe to release notices").until(() -> subscribers() == 1);
+        long publishedBefore = CommandStats.calls(redis, "publish");
+
+        long releasedAt = System.nanoTime();
+        holder.tryEmitEmpty();
+
+        long ran = awaitRun(ranAt);
+        assertThat(CommandStats.calls(redis, "publish") - publishedBefore).as("release notices published").isEqualTo(1);
+        assertThat(between(releasedAt, ran)).as("from the release to the waiter's body").isLessThan(WOKEN_WITHIN);
+    }
+
+    @ParameterizedTest(name = "fair={0}")
+    @ValueSource(booleans = {false, true})
+    void aWaiterWhosePubSubConnectionIsKilledIsWokenByANoticeOnceLettuceHasResubscribed(boolean fair) {
+        Sinks.Empty<Void> holder = hold(lock(fair, Duration.ofMillis(50)));
+        AtomicLong ranAt = waitFor(lock(fair, NOTICE_ONLY_BACKOFF));
+        await("the waiter to subscribe to release notices").until(() -> subscribers() == 1);
+
+        // Redis frees a killed client, and with it its subscriptions, before it replies.
+        assertThat(Long.parseLong(redis.call("CLIENT", "KILL", "TYPE", "pubsub"))).as("pub/sub connections killed").isPositive();
+        await("Lettuce to reconnect and subscribe again").until(() -> subscribers() == 1);
+        long publishedBefore = CommandStats.calls(redis, "publish");
+        long releasedAt = System.nanoTime();
+        holder.tryEmitEmpty();
+
+        long ran = awaitRun(ranAt);
+        assertThat(CommandStats.calls(redis, "publish") - publishedBefore).as("release notices published").isEqualTo(1);
+        assertThat(between(releasedAt, ran)).as("from the release to the waiter's body").isLessThan(WOKEN_WITHIN);
+    }
+
+    @ParameterizedTest(name = "fair={0}")
+    @ValueSource(booleans = {false, true})
+    void aReleaseWhoseNoticeIsLostCostsTheWaiterAtMostOneLongestBackoffStep(boolean fair) {
+        // Held by another process; it will vanish without a notice, as when the notice is lost.
+        redis.call("SET", "lock:{a}", "another-process", "PX", "60000");
+        // Without jitter a subscribed waiter polls exactly every longest step; one second dwarfs the slack.
+        ReactiveRedisLock waiting = lock(LockOptions.builder().fair(fair).backoff(Duration.ofMillis(5), Duration.ofSeconds(1)).jitter(0));
+        AtomicLong ranAt = waitFor(waiting);
+        // Subscribed: from now on the waiter polls only every longest backoff step.
+        await("the waiter to subscribe to release notices").until(() -> subscribers() == 1);
+
+        redis.call("DEL", "lock:{a}");
+        long releasedAt = System.nanoTime();
+
+        assertThat(between(releasedAt, awaitRun(ranAt))).as("from the silent release to the waiter's body")
+                .isLessThanOrEqualTo(waiting.options().maxBackoff().plus(LATE));
     }
 
     @Test
@@ -144,41 +229,29 @@ class HandOffTest {
     }
 
     @Test
-    void aCrashedFairWaiterIsSkippedWithinTheWaiterLease() {
-        ReactiveRedisLock lock = lock(true, Duration.ofMillis(50));
-        Sinks.Empty<Void> holder = hold(lock);
-        // What a crashed process leaves behind: a place at the head of the line that nobody will claim.
+    void aCrashedFairWaiterCostsTheLineAtMostOneWaiterLeasePlusOneBackoffStep() {
+        ReactiveRedisLock holding = lock(LockOptions.builder().fair(true));
+        Sinks.Empty<Void> holder = hold(holding);
+        Duration waiterLease = holding.options().waiterLease();
+        assertThat(waiterLease).as("the default waiter lease").isEqualTo(Duration.ofSeconds(1));
+        // What a crashed process leaves behind: a place at the head of the line, renewed just before it
+        // died, that nobody will claim.
         String serverMillis = redis.call("EVAL",
                 "local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)", "0");
-        long deadline = Long.parseLong(serverMillis) + lock.options().waiterLease().toMillis();
         redis.call("RPUSH", "lock:{a}:queue", "crashed-waiter");
-        redis.call("HSET", "lock:{a}:waiters", "crashed-waiter", Long.toString(deadline));
+        redis.call("HSET", "lock:{a}:waiters", "crashed-waiter", Long.toString(Long.parseLong(serverMillis) + waiterLease.toMillis()));
 
-        ReactiveRedisLock patient = ReactiveRedisLock.create(redis.uri(), lock.options().toBuilder()
-                // Far below the holder's 30 s TTL: only skipping the dead waiter can make this succeed.
-                .acquireTimeout(lock.options().waiterLease().multipliedBy(4))
-                .build());
-        locks.add(patient);
-        StepVerifier.create(patient.withLock("a", TTL, Mono.just("skipped the dead")))
-                .expectSubscription()
-                .then(() -> await().until(() -> queued() == 2))
-                .then(holder::tryEmitEmpty)
-                .expectNext("skipped the dead")
-                .verifyComplete();
-    }
+        ReactiveRedisLock patient = lock(LockOptions.builder().fair(true));
+        AtomicLong ranAt = waitFor(patient);
+        await().until(() -> queued() == 2);
+        long releasedAt = System.nanoTime();
+        holder.tryEmitEmpty();
 
-    @ParameterizedTest(name = "fair={0}")
-    @ValueSource(booleans = {false, true})
-    void aWaiterStillGetsTheLockWhenItsPubSubConnectionIsKilled(boolean fair) {
-        ReactiveRedisLock lock = lock(fair, Duration.ofMillis(200));
-        Sinks.Empty<Void> holder = hold(lock);
-        StepVerifier.create(lock.withLock("a", TTL, Mono.just("done")))
-                .expectSubscription()
-                .then(() -> await().until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:released")))
-                .then(() -> redis.call("CLIENT", "KILL", "TYPE", "pubsub"))
-                .then(holder::tryEmitEmpty)
-                .expectNext("done")
-                .verifyComplete();
+        long ran = awaitRun(ranAt);
+        // The release hands the lock to the dead waiter for one waiter lease; the next in line finds it
+        // free at its next poll, at most one longest backoff step later.
+        assertThat(between(releasedAt, ran)).as("from the release to the next live waiter's body")
+                .isLessThanOrEqualTo(waiterLease.plus(patient.options().maxBackoff()).plus(LATE));
     }
 
     @ParameterizedTest(name = "fair={0}")
@@ -193,7 +266,7 @@ class HandOffTest {
             waiters.add(waiter);
         }
         Disposable cancelled = lock.withLock("a", TTL, Mono.never()).subscribe();
-        await().until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:released"));
+        await().until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains(CHANNEL));
         cancelled.dispose();
         holder.tryEmitEmpty();
         Mono.when(waiters).block(WAIT);
@@ -237,26 +310,86 @@ class HandOffTest {
     }
 
     @Test
+    void aRunOfLocalHandOffsLastsAtMostOneLongestBackoffStepThenAnOrdinaryReleaseFreesTheLock() {
+        // Runs of at most one second (the longest backoff step), long next to the slack.
+        ReactiveRedisLock busy = lock(LockOptions.builder().backoff(Duration.ofMillis(5), Duration.ofSeconds(1)));
+        // An ordinary release deletes the key (a hand-off overwrites it): Redis announces each
+        // deletion on the key's keyspace channel. (The release's own notice goes to a sleeper of
+        // another process only, and there is none here.)
+        redis.call("CONFIG", "SET", "notify-keyspace-events", "Kg");
+        List<Long> noticedAt = new CopyOnWriteArrayList<>();
+        RedisClient probeClient = RedisClient.create(redis.uri());
+        try (StatefulRedisPubSubConnection<String, String> probe = probeClient.connectPubSub(StringCodec.UTF8)) {
+            probe.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    if ("del".equals(message)) {
+                        noticedAt.add(System.nanoTime());
+                    }
+                }
+            });
+            probe.sync().subscribe("__keyspace@0__:lock:{a}");
+            AtomicInteger grants = new AtomicInteger();
+            AtomicBoolean stop = new AtomicBoolean();
+            subscriptions.add(keepBusy(busy, stop, grants).subscribe());
+            await().atMost(WAIT).until(() -> noticedAt.size() >= RUNS + 1);
+            stop.set(true);
+
+            List<Duration> gaps = new ArrayList<>();
+            for (int i = 1; i <= RUNS; i++) {
+                gaps.add(between(noticedAt.get(i - 1), noticedAt.get(i)));
+            }
+            assertThat(grants.get()).as("grants: nearly all by hand-off, without a release").isGreaterThan(10 * noticedAt.size());
+            assertThat(gaps).as("time between two ordinary releases of a lock kept busy by local hand-offs")
+                    .allSatisfy(gap -> assertThat(gap).isLessThanOrEqualTo(busy.options().maxBackoff().plus(LATE)));
+        } finally {
+            probeClient.shutdown();
+        }
+    }
+
+    @Test
     void waitersOfAnotherProcessAreNotStarvedByLocalHandOffs() {
-        ReactiveRedisLock busy = lock(false, Duration.ofMillis(50));
-        ReactiveRedisLock other = lock(false, Duration.ofMillis(50));
+        ReactiveRedisLock busy = lock(LockOptions.builder());
+        ReactiveRedisLock other = lock(LockOptions.builder());
         AtomicBoolean otherGotIt = new AtomicBoolean();
         AtomicInteger localGrants = new AtomicInteger();
-        // Four workers of one process keep the lock busy with local waiters at every release.
-        Mono<Void> workers = Flux.range(0, 4)
-                .flatMap(i -> lock(busy).repeat(() -> !otherGotIt.get()).doOnNext(x -> localGrants.incrementAndGet()))
-                .then()
-                .cache();
+        Mono<Void> workers = keepBusy(busy, otherGotIt, localGrants).cache();
         subscriptions.add(workers.subscribe());
         await().until(() -> localGrants.get() >= 20);
 
-        StepVerifier.create(other.withLock("a", TTL, Mono.fromRunnable(() -> otherGotIt.set(true)).thenReturn("got it")))
-                .expectNext("got it")
-                .verifyComplete();
+        assertThat(other.withLock("a", TTL, Mono.fromRunnable(() -> otherGotIt.set(true)).thenReturn("got it")).block(WAIT))
+                .isEqualTo("got it");
         workers.block(WAIT);
     }
 
-    private static Mono<Integer> lock(ReactiveRedisLock lock) {
-        return lock.withLock("a", TTL, Mono.just(1).publishOn(Schedulers.parallel()));
+    @Test
+    void negativeControlWithoutATimeLimitOnRunsOfLocalHandOffsAWaiterOfAnotherProcessStarves() {
+        // The run limit is the holder's longest backoff step: an hour makes its runs unlimited here.
+        ReactiveRedisLock busy = lock(LockOptions.builder().backoff(Duration.ofMillis(5), Duration.ofHours(1)));
+        ReactiveRedisLock other = lock(LockOptions.builder().acquireTimeout(Duration.ofSeconds(3)));
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicInteger localGrants = new AtomicInteger();
+        subscriptions.add(keepBusy(busy, stop, localGrants).subscribe());
+        await().until(() -> localGrants.get() >= 20);
+        long publishedBefore = CommandStats.calls(redis, "publish");
+        int grantsBefore = localGrants.get();
+
+        try {
+            assertThatThrownBy(() -> other.withLock("a", TTL, Mono.just("got it")).block(WAIT))
+                    .as("the other process's waiter").isInstanceOf(LockAcquisitionException.class);
+            assertThat(localGrants.get() - grantsBefore).as("local grants while the other process waited").isPositive();
+            assertThat(CommandStats.calls(redis, "publish") - publishedBefore).as("releases announced").isZero();
+        } finally {
+            stop.set(true);
+        }
+    }
+
+    /** Four workers of one process that take lock "a" again and again, until {@code stop}, so that every release finds local waiters. */
+    private static Mono<Void> keepBusy(ReactiveRedisLock lock, AtomicBoolean stop, AtomicInteger grants) {
+        return Flux.range(0, 4)
+                .flatMap(i -> lock.withLock("a", TTL, Mono.just(1).publishOn(Schedulers.parallel()))
+                        .repeat(() -> !stop.get())
+                        .doOnNext(x -> grants.incrementAndGet()))
+                .then();
     }
 }

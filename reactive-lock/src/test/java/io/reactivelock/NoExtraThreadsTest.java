@@ -1,15 +1,20 @@
 package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The library starts no threads: timers use Reactor's schedulers, replies Lettuce's event loops
@@ -18,24 +23,53 @@ import reactor.core.publisher.Mono;
 @WithRedis
 class NoExtraThreadsTest {
 
+    private static final Duration TTL = Duration.ofSeconds(10);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
     @Test
     void lockingWithContentionRenewalAndCancelStartsOnlyReactorAndLettuceThreads(RedisServer redis) {
         Set<Thread> before = Thread.getAllStackTraces().keySet();
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri());
+        Set<Thread> seen = new HashSet<>();
+        Sinks.Empty<Void> renewedTwice = Sinks.empty();
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .renewalInterval(Duration.ofMillis(20))
+                .listener(new LockListener() {
+                    private int renewals;
+
+                    @Override
+                    public synchronized void renewed(String name) {
+                        if (++renewals == 2) {
+                            renewedTwice.tryEmitEmpty();
+                        }
+                    }
+                })
+                .build());
         try {
+            // Contention: 200 bodies on 4 names, each hopping to a Reactor thread.
             Flux.range(0, 200)
-                    .flatMap(i -> lock.withLock("t" + (i % 4), Duration.ofMillis(150), Mono.delay(Duration.ofMillis(i % 3))))
+                    .flatMap(i -> lock.withLock("t" + (i % 4), TTL, Mono.just(i).publishOn(Schedulers.parallel())))
                     .then()
-                    .block(Duration.ofSeconds(30));
-            lock.withLock("renewed", Duration.ofSeconds(1), Mono.delay(Duration.ofMillis(1200))).block(Duration.ofSeconds(5));
-            lock.withLock("cancelled", Duration.ofSeconds(5), Mono.never()).take(Duration.ofMillis(50)).block(Duration.ofSeconds(5));
+                    .block(WAIT);
+            // Renewal: a body that ends once its lease was renewed twice.
+            lock.withLock("renewed", TTL, renewedTwice.asMono()).block(WAIT);
+            // Cancel: a held lock given up by its subscriber.
+            Disposable cancelled = lock.withLock("cancelled", TTL, Mono.never()).subscribe();
+            // Polled on this thread: Awaitility's own thread would count as one started here.
+            await().pollInSameThread().until(() -> "1".equals(redis.call("EXISTS", "lock:{cancelled}")));
+            cancelled.dispose();
+            await().pollInSameThread().until(() -> "0".equals(redis.call("EXISTS", "lock:{cancelled}")));
+            seen.addAll(Thread.getAllStackTraces().keySet());
         } finally {
             lock.close();
         }
-        Set<String> started = Thread.getAllStackTraces().keySet().stream()
+        seen.addAll(Thread.getAllStackTraces().keySet());
+
+        Set<String> started = seen.stream()
                 .filter(t -> !before.contains(t))
                 .map(Thread::getName)
                 .collect(Collectors.toSet());
+        assertThat(started).as("threads started meanwhile include the lock's own Lettuce client's event loops")
+                .anyMatch(name -> name.startsWith("lettuce-"));
         assertThat(started).allSatisfy(name -> assertThat(name).matches("(parallel|boundedElastic|lettuce|globalEventExecutor)-.*"));
     }
 }

@@ -16,11 +16,16 @@ import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
@@ -65,11 +70,24 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void fencingTokensKeepIncreasingWhenTheFenceRecordIsGone() {
+    void fencingTokensKeepIncreasingAfterTheFencingRecordIsGoneWhileTheServerClockMovesOn() {
         long first = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
-        redis.call("DEL", "lock:{a}:fence");
+        redis.call("DEL", "lock:{a}:fence"); // as when it expires, TTL + 60 s after the last acquisition
         long second = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
-        assertThat(second).isGreaterThan(first);
+        assertThat(second).as("the server clock, which moved on").isGreaterThan(first);
+    }
+
+    @Test
+    void whileTheFencingRecordLivesTokensRiseOneByOneAboveItWhenTheServerClockIsBehind() {
+        // As if the clock had stepped back an hour since the last token was issued.
+        long serverMicros = Long.parseLong(redis.call("EVAL", "local t = redis.call('TIME') return t[1] * 1000000 + t[2]", "0"));
+        long last = serverMicros + TimeUnit.HOURS.toMicros(1);
+        redis.call("SET", "lock:{a}:fence", Long.toString(last));
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            tokens.add(lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT));
+        }
+        assertThat(tokens).containsExactly(last + 1, last + 2, last + 3);
     }
 
     @Test
@@ -121,15 +139,22 @@ class ReactiveRedisLockTest {
 
     @Test
     void lockTakenByAnotherTokenCancelsTheBodyWithLockLostExceptionAndIsNotReleased() {
+        ReactiveRedisLock renewingOften = ReactiveRedisLock.create(redis.uri(),
+                LockOptions.builder().renewalInterval(Duration.ofMillis(100)).build());
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(lock.withLock("a", Duration.ofMillis(300), body.mono()))
-                .expectSubscription()
-                .then(() -> await().until(() -> held("a")))
-                .then(() -> redis.call("SET", "lock:{a}", "intruder", "PX", "60000"))
-                .expectError(LockLostException.class)
-                .verify(WAIT);
-        body.assertWasCancelled();
-        assertThat(redis.call("GET", "lock:{a}")).as("the other holder's lock is untouched").isEqualTo("intruder");
+        try {
+            StepVerifier.create(renewingOften.withLock("a", TTL, body.mono()))
+                    .expectSubscription()
+                    .then(() -> await().until(() -> held("a")))
+                    .then(() -> redis.call("SET", "lock:{a}", "intruder", "PX", "60000"))
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
+                            .hasMessageContaining("another holder took it"))
+                    .verify(WAIT);
+            body.assertWasCancelled();
+            assertThat(redis.call("GET", "lock:{a}")).as("the other holder's lock is untouched").isEqualTo("intruder");
+        } finally {
+            renewingOften.close();
+        }
     }
 
     @Test
@@ -205,13 +230,21 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void afterCloseNewLocksFailAndAnOwnedConnectionIsClosed() {
+    void afterCloseNewLocksFailAndTheOwnedConnectionsAreClosed() {
+        long clientsBefore = clients();
         ReactiveRedisLock closing = ReactiveRedisLock.create(redis.uri());
+        assertThat(clients() - clientsBefore).as("connections of a lock made from a URI: commands and pub/sub").isEqualTo(2);
         StepVerifier.create(closing.closeAsync()).verifyComplete();
+        await().untilAsserted(() -> assertThat(clients()).as("connections after closeAsync()").isEqualTo(clientsBefore));
         assertThatThrownBy(() -> closing.withLock("a", TTL, Mono.just("x")).block(WAIT))
                 .isInstanceOf(LockClosedException.class)
                 .satisfies(e -> assertThat(((LockClosedException) e).reason()).isEqualTo(LockAcquisitionException.Reason.CLOSED));
         StepVerifier.create(closing.closeAsync()).as("closing twice is harmless").verifyComplete();
+    }
+
+    /** How many clients Redis has connected, this query's own connection included. */
+    private long clients() {
+        return redis.call("CLIENT", "LIST").lines().count();
     }
 
     @Test
@@ -229,15 +262,22 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void manyNamesLockIndependently() {
-        List<Mono<String>> all = new ArrayList<>();
-        for (int i = 0; i < 50; i++) {
-            String name = "entity:" + i;
-            all.add(lock.withLock(name, TTL, Mono.fromCallable(() -> held(name) ? name : "not held")
-                    .subscribeOn(Schedulers.boundedElastic())));
-        }
-        StepVerifier.create(Mono.zip(all, values -> values.length))
-                .expectNext(50)
+    void manyNamesLockIndependentlyAndAreHeldAtOnce() {
+        List<String> names = IntStream.range(0, 50).mapToObj(i -> "entity:" + i).toList();
+        AtomicInteger inside = new AtomicInteger();
+        Sinks.Empty<Void> allInside = Sinks.empty();
+        // Each body leaves only once every body is inside: one name blocking another would never get there.
+        Flux<String> bodies = Flux.fromIterable(names).flatMap(name -> lock.withLock(name, TTL,
+                Mono.fromCallable(() -> held(name) ? name : "not held: " + name)
+                        .subscribeOn(Schedulers.boundedElastic())
+                        .doOnNext(seen -> {
+                            if (inside.incrementAndGet() == names.size()) {
+                                allInside.tryEmitEmpty();
+                            }
+                        })
+                        .delayUntil(seen -> allInside.asMono())), names.size());
+        StepVerifier.create(bodies.collectList())
+                .assertNext(seen -> assertThat(seen).containsExactlyInAnyOrderElementsOf(names))
                 .verifyComplete();
         assertThat(redis.call("EVAL", "return #redis.call('KEYS', 'lock:{*}')", "0")).isEqualTo("0");
     }

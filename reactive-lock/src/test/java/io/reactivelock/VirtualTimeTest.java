@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.support.CommandStats;
@@ -57,6 +58,8 @@ class VirtualTimeTest {
                 .thenAwait(Duration.ofSeconds(1))
                 .expectNext("mine")
                 .verifyComplete();
+        awaitReleased();
+        assertThat(CommandStats.calls(redis, "evalsha")).as("four attempts, one a second, and the release").isEqualTo(5);
     }
 
     @Test
@@ -82,32 +85,54 @@ class VirtualTimeTest {
                 .then(() -> awaitScriptCalls(3))
                 .thenCancel()
                 .verify(WAIT);
-        await().until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
+        awaitReleased();
+        assertThat(CommandStats.calls(redis, "evalsha")).as("acquire, a renewal at 10 s and at 20 s, release").isEqualTo(4);
     }
 
     @Test
     void theMaximumLeaseTimeCancelsTheBodyAndReleases() {
-        StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), Mono.never()))
-                .expectSubscription()
-                .then(() -> awaitScriptCalls(1))
-                .thenAwait(Duration.ofSeconds(10))
-                .then(() -> awaitScriptCalls(2))
-                .thenAwait(Duration.ofSeconds(10))
-                .then(() -> awaitScriptCalls(3))
-                .thenAwait(Duration.ofSeconds(10))
-                .then(() -> awaitScriptCalls(4))
-                .thenAwait(Duration.ofSeconds(10))
-                .then(() -> awaitScriptCalls(5))
-                .thenAwait(Duration.ofSeconds(10))
-                .then(() -> awaitScriptCalls(6))
-                .thenAwait(Duration.ofSeconds(10))
-                .expectError(LeaseTimeExceededException.class)
-                .verify(WAIT);
-        await().until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
+        // 55 s, so that the cap does not fall on a renewal tick (every 10 s).
+        ReactiveRedisLock capped = ReactiveRedisLock.create(redis.uri(), lock.options().toBuilder()
+                .maxLeaseTime(Duration.ofSeconds(55)).build());
+        try {
+            StepVerifier.withVirtualTime(() -> capped.withLock("a", Duration.ofSeconds(30), Mono.never()))
+                    .expectSubscription()
+                    .then(() -> awaitScriptCalls(1))
+                    .thenAwait(Duration.ofSeconds(10))
+                    .then(() -> awaitScriptCalls(2))
+                    .thenAwait(Duration.ofSeconds(10))
+                    .then(() -> awaitScriptCalls(3))
+                    .thenAwait(Duration.ofSeconds(10))
+                    .then(() -> awaitScriptCalls(4))
+                    .thenAwait(Duration.ofSeconds(10))
+                    .then(() -> awaitScriptCalls(5))
+                    .thenAwait(Duration.ofSeconds(10))
+                    .then(() -> awaitScriptCalls(6))
+                    .expectNoEvent(Duration.ofMillis(4_999))
+                    .thenAwait(Duration.ofMillis(1))
+                    .expectError(LeaseTimeExceededException.class)
+                    .verify(WAIT);
+            awaitReleased();
+            assertThat(CommandStats.calls(redis, "evalsha")).as("acquire, five renewals, release").isEqualTo(7);
+        } finally {
+            capped.close();
+        }
     }
 
-    /** Waits until Redis has run at least {@code n} of our scripts (acquire, renew, release). */
+    /**
+     * Waits until Redis has run {@code n} of our scripts (acquire, renew, release), and checks that it
+     * ran no more: nothing else may have been due at this point of virtual time.
+     */
     private void awaitScriptCalls(int n) {
         await().until(() -> CommandStats.calls(redis, "evalsha") >= n);
+        assertThat(CommandStats.calls(redis, "evalsha")).as("scripts run so far").isEqualTo(n);
+    }
+
+    /**
+     * Waits for the release. Every earlier command of the lock went on the same connection before
+     * it, so once the key is gone Redis has run all of them and the count is final.
+     */
+    private void awaitReleased() {
+        await().until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
     }
 }

@@ -34,5 +34,6 @@ class StartupLog implements ApplicationListener<WebServerInitializedEvent> {
     public void onApplicationEvent(WebServerInitializedEvent event) {
         log.info("reactive-lock example listening on http://{}:{} - Redis: {} - database: {}", address,
                 event.getWebServer().getPort(), redis, withoutCredentials(database));
+        log.info("Live view of the locks: http://{}:{}/locks", address, event.getWebServer().getPort());
     }
 }

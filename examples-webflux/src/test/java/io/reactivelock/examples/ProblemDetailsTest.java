@@ -1,6 +1,10 @@
 package io.reactivelock.examples;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -61,6 +65,33 @@ class ProblemDetailsTest {
                 .exchange()
                 .expectStatus().isBadRequest()
                 .expectBody().jsonPath("$.field").isEqualTo("quantity");
+    }
+
+    @Test
+    @DisplayName("a quantity given as 1.5 or as the string \"5\" answers 400 naming the field, and nothing is created or restocked")
+    void quantitiesMustBeJsonIntegers() {
+        for (String stock : List.of("1.5", "\"5\"")) {
+            String sku = "strict-" + UUID.randomUUID().toString().substring(0, 8);
+            web.post().uri("/skus").contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"sku\": \"" + sku + "\", \"stock\": " + stock + "}")
+                    .exchange()
+                    .expectStatus().isBadRequest()
+                    .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.type").isEqualTo("https://example.org/problems/invalid-request")
+                    .jsonPath("$.field").isEqualTo("stock")
+                    .jsonPath("$.detail").isEqualTo("stock must be a JSON integer")
+                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.instance").isEqualTo("/skus");
+            web.get().uri("/skus/{sku}", sku).exchange().expectStatus().isNotFound();
+        }
+        String sku = sales.newSku(1);
+        web.post().uri("/skus/{sku}/restock", sku).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"quantity\": 2.5}")
+                .exchange()
+                .expectStatus().isBadRequest()
+                .expectBody().jsonPath("$.field").isEqualTo("quantity");
+        assertThat(sales.sku(sku).stock()).isEqualTo(1);
     }
 
     @Test

@@ -58,8 +58,8 @@ import reactor.util.Loggers;
  * that sent any attempt may hold, and a reply that arrives after DONE is released again, so a
  * grant or a place in a line can never outlive the subscription. The attempts form a loop of
  * <em>turns</em> (an attempt, then a pause); whoever ends a turn (its reply, its alarm, a wake-up)
- * claims it by compare-and-set, so each turn ends once, and at most one timer per acquisition is
- * armed at a time, plus the acquire deadline once the lock was found busy.
+ * claims it by compare-and-set, so each turn ends once. One timer per acquisition is armed at a
+ * time: the end of the current turn or the acquire deadline, whichever comes first.
  *
  * @param <C> the store's state of one acquisition
  */
@@ -133,6 +133,16 @@ public final class LockCore<C> {
     /** {@code withLock} waiting at most {@code acquireTimeout} for the lock. */
     public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout,
             Function<? super LockLease, ? extends Mono<T>> body) {
+        return withLock(name, ttl, acquireTimeout, store::open, body);
+    }
+
+    /**
+     * {@code withLock} whose acquisition state is made by {@code open} instead of
+     * {@link LockStore#open}: for a store whose calls carry more than a name and a TTL (the
+     * permits of a semaphore, the mode of a read-write lock).
+     */
+    public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout,
+            Function<? super Acquisition, ? extends C> open, Function<? super LockLease, ? extends Mono<T>> body) {
         Arguments.checkCall(name, ttl, body, options, listener, () -> {
             Arguments.checkAcquireTimeout(acquireTimeout);
             store.checkTtl(ttl);
@@ -143,7 +153,7 @@ public final class LockCore<C> {
                 listener.acquireFailed(name, refused, Duration.ZERO);
                 return Mono.error(refused);
             }
-            Acquisition a = new Acquisition(name, ttl, acquireTimeout);
+            Acquisition a = new Acquisition(name, ttl, acquireTimeout, open);
             return Mono.usingWhen(a.acquire(), lease -> a.run(lease, body),
                             lease -> a.release(null), (lease, error) -> a.release(error), lease -> a.release(null))
                     .doFinally(signal -> a.finish());
@@ -210,7 +220,6 @@ public final class LockCore<C> {
         private final AtomicInteger attempts = new AtomicInteger();
         private volatile long pausedTurn = -1;
         private volatile @Nullable Disposable alarm;
-        private volatile @Nullable Disposable deadline;
         private volatile @Nullable MonoSink<Lease> sink;
         private volatile @Nullable Lease handed;
         private volatile boolean mayBeHanded;
@@ -220,11 +229,11 @@ public final class LockCore<C> {
         private volatile long heldSinceNanos;
         private volatile long releaseByNanos;
 
-        Acquisition(String name, Duration ttl, Duration acquireTimeout) {
+        Acquisition(String name, Duration ttl, Duration acquireTimeout, Function<? super Acquisition, ? extends C> open) {
             this.name = name;
             this.ttlNanos = ttl.toNanos();
             this.acquireTimeout = acquireTimeout;
-            this.call = store.open(this);
+            this.call = open.apply(this);
         }
 
         /** The lock name. */
@@ -298,7 +307,7 @@ public final class LockCore<C> {
                 Duration first = store.pauseBeforeFirstAttempt(call);
                 if (first.isZero()) {
                     attempt();
-                } else if (armDeadline()) {
+                } else {
                     pause(first);
                 }
             });
@@ -325,10 +334,10 @@ public final class LockCore<C> {
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
-            Duration timeout = store.replyTimeout(options.commandTimeout());
-            if (timeout != null && !reply.isDone()) {
+            if (!reply.isDone()) {
+                Duration timeout = store.replyTimeout(options.commandTimeout());
                 arm(t, timeout, () -> ended(t, sentAt, null,
-                        new TimeoutException("no reply within " + timeout.toMillis() + " ms")));
+                        new TimeoutException("no reply within " + Objects.requireNonNull(timeout).toMillis() + " ms")));
             }
             reply.whenComplete((r, e) -> {
                 if (r != null && isDone()) {
@@ -367,9 +376,9 @@ public final class LockCore<C> {
                     return;
                 }
             }
-            if (acquireTimeout.isZero()) {
+            if (acquireTimeout.isZero() || untilDeadline() <= 0) {
                 failWithLastOutcome();
-            } else if (armDeadline()) {
+            } else {
                 pause(store.pause(call, attempts.get() - 1L));
             }
         }
@@ -383,35 +392,33 @@ public final class LockCore<C> {
                 }
                 return;
             }
-            if (step != null) {
-                arm(t, step, () -> {
-                    if (turn.compareAndSet(t, t + 1)) {
-                        attempt();
-                    }
-                });
-            }
+            arm(t, step, () -> {
+                if (turn.compareAndSet(t, t + 1)) {
+                    attempt();
+                }
+            });
         }
 
-        /** Arms the acquire deadline on first need; false if it has already passed (then the acquisition failed). */
-        private boolean armDeadline() {
-            if (deadline != null) {
-                return true;
-            }
-            long left = acquireTimeout.toNanos() - (scheduler.now(TimeUnit.NANOSECONDS) - startOnScheduler);
-            if (left <= 0) {
-                failWithLastOutcome();
-                return false;
-            }
-            deadline = scheduler.schedule(() -> {
-                turn.incrementAndGet();
-                dispose(alarm);
-                failWithLastOutcome();
-            }, left, TimeUnit.NANOSECONDS);
-            return true;
+        /** Nanoseconds left until the acquire deadline, on the scheduler's clock (so virtual time moves it). */
+        private long untilDeadline() {
+            return acquireTimeout.toNanos() - (scheduler.now(TimeUnit.NANOSECONDS) - startOnScheduler);
         }
 
-        private void arm(long t, Duration delay, Runnable task) {
-            Disposable d = scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+        /**
+         * Arms the one timer of turn {@code t}: {@code task} after {@code delay} ({@code null}: none),
+         * or the acquire deadline if that comes first, which then fails the acquisition.
+         */
+        private void arm(long t, @Nullable Duration delay, Runnable task) {
+            long left = acquireTimeout.isZero() ? Long.MAX_VALUE : Math.max(0, untilDeadline());
+            boolean deadlineFirst = delay == null || delay.toNanos() >= left;
+            if (deadlineFirst && left == Long.MAX_VALUE) {
+                return; // nothing to wait for: the turn ends by its reply or a wake-up
+            }
+            Disposable d = scheduler.schedule(deadlineFirst ? () -> {
+                if (turn.compareAndSet(t, t + 1)) {
+                    failWithLastOutcome();
+                }
+            } : task, deadlineFirst ? left : delay.toNanos(), TimeUnit.NANOSECONDS);
             alarm = d;
             if (turn.get() != t) {
                 d.dispose(); // the turn ended while the timer was being armed
@@ -421,12 +428,10 @@ public final class LockCore<C> {
         private void stopTimers() {
             turn.incrementAndGet();
             dispose(alarm);
-            dispose(deadline);
         }
 
         private void succeed(Lease lease) {
             if (settled.compareAndSet(false, true)) {
-                dispose(deadline);
                 Objects.requireNonNull(sink).success(lease);
             }
         }
@@ -445,7 +450,6 @@ public final class LockCore<C> {
 
         private void fail(Reason reason, String detail, @Nullable Throwable cause) {
             if (settled.compareAndSet(false, true)) {
-                dispose(deadline);
                 Duration waited = Duration.ofNanos(clock() - startNanos);
                 LockAcquisitionException failure = new LockAcquisitionException(name, reason, attempts.get(), waited,
                         detail, cause);

@@ -19,9 +19,10 @@ public final class LockScripts {
 
     /**
      * KEYS: lock, fence, and optionally sleepers. ARGV: token, ttl ms, fence retention ms, and with
-     * sleepers the waiter lease ms. Returns the fencing token (> 0) when the lock is ours, or 0
-     * when another token holds it; then, given sleepers, the token is registered there (scored by
-     * the server time at which its waiter lease ends), so that a release can wake it by name.
+     * sleepers the waiter lease ms and the waiter's start (epoch ms). Returns the fencing token
+     * (> 0) when the lock is ours, or 0 when another token holds it; then, given sleepers, the
+     * token is registered there once, scored by its start, so that releases wake waiters by name
+     * in the order they started; the sleepers expire one waiter lease after the last registration.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
      * token: an attempt whose reply was lost can be retried safely.
@@ -29,7 +30,8 @@ public final class LockScripts {
      * <p>The fencing token is the server clock in microseconds, raised above the last token issued
      * for the lock while its record lives. Records expire, so memory stays bounded by the locks
      * used recently, and tokens still grow across that expiry, a restart or a failover as long as
-     * the server clock does not step back.
+     * the (new) server's clock is not behind the last token issued; a lost record that was ahead
+     * of it lets tokens go backwards (README, "Fencing tokens").
      */
     public static final LuaScript ACQUIRE = LuaScript.of("""
             local holder = redis.call('GET', KEYS[1])
@@ -39,9 +41,7 @@ public final class LockScripts {
               if fence then return fence end
             elseif holder then
               if KEYS[3] then
-                local t = redis.call('TIME')
-                local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[4])
-                redis.call('ZADD', KEYS[3], deadline, ARGV[1])
+                redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
                 redis.call('PEXPIRE', KEYS[3], ARGV[4])
               end
               return 0
@@ -57,9 +57,9 @@ public final class LockScripts {
     /**
      * KEYS: lock, and optionally sleepers. ARGV: token, release channel. Deletes the lock if it
      * holds the token and announces it: without sleepers to every listening process (an empty
-     * message); with sleepers to one waiter, the registered token whose waiter lease ends first
-     * and has not ended yet, by publishing that token (none registered: no message). The token
-     * itself always leaves the sleepers. Returns 1 if deleted.
+     * message); with sleepers to one waiter, the one that started first, by popping and
+     * publishing its token (none registered: no message). A sleeper that died without leaving
+     * costs one such notice. The token itself always leaves the sleepers. Returns 1 if deleted.
      */
     public static final LuaScript RELEASE = LuaScript.of("""
             if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
@@ -68,12 +68,7 @@ public final class LockScripts {
             end
             redis.call('DEL', KEYS[1])
             if KEYS[2] then
-              local t = redis.call('TIME')
-              local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
               local next = redis.call('ZPOPMIN', KEYS[2])
-              while next[1] and tonumber(next[2]) < nowMs do
-                next = redis.call('ZPOPMIN', KEYS[2])
-              end
               if next[1] then redis.call('PUBLISH', ARGV[2], next[1]) end
             else
               redis.call('PUBLISH', ARGV[2], '')
@@ -177,7 +172,7 @@ public final class LockScripts {
               if deadline and deadline >= nowMs then
                 local named = nextToken == ARGV[5]
                 redis.call('SET', KEYS[1], nextToken, 'PX', named and ARGV[6] or ARGV[4])
-                """ + NEXT_FENCE + """
+            """ + NEXT_FENCE + """
                 if named then return fence end
                 redis.call('PUBLISH', ARGV[2], nextToken)
                 return 1

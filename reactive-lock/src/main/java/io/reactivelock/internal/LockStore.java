@@ -18,7 +18,11 @@ import reactor.core.publisher.Mono;
  */
 public interface LockStore<C> {
 
-    /** The state of a new acquisition, made when {@code withLock} is subscribed. */
+    /**
+     * The state of a new acquisition, made when {@code withLock} is subscribed (unless the call
+     * gave {@link LockCore#withLock(String, java.time.Duration, java.time.Duration, java.util.function.Function,
+     * java.util.function.Function) its own opener}).
+     */
     C open(LockCore<C>.Acquisition acquisition);
 
     /**

@@ -7,10 +7,11 @@ import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
@@ -27,19 +28,31 @@ public final class Watchdog {
      * Never emits; renews with {@code renew} (given the interval) every renewal interval of
      * {@code ttl}, one renewal at a time, and fails with the renewal's {@link LockException} or,
      * at {@code options.maxLeaseTime()}, with {@link LeaseTimeExceededException}; either failure
-     * is told to {@code listener} as a lost lease.
+     * is told to {@code listener} as a lost lease. One timer is armed at a time: the next renewal,
+     * or the lease cap when it comes first.
      */
     public static <T> Mono<T> watch(String name, Duration ttl, LockOptions options, Scheduler scheduler,
             LockListener listener, Function<Duration, Mono<Void>> renew) {
-        Duration every = options.renewalIntervalFor(ttl);
-        Flux<Void> renewals = Flux.interval(every, scheduler)
-                .onBackpressureDrop()
-                .concatMap(tick -> renew.apply(every), 1);
-        Mono<Void> cap = Mono.delay(options.maxLeaseTime(), scheduler)
-                .then(Mono.error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())));
-        return Flux.merge(renewals, cap)
-                .doOnError(LockException.class, error -> listener.lost(name, error))
-                .then(Mono.never());
+        long every = options.renewalIntervalFor(ttl).toNanos();
+        long cap = options.maxLeaseTime().toNanos();
+        return Mono.<T>defer(() -> {
+            long start = scheduler.now(TimeUnit.NANOSECONDS);
+            // Renewal n is due at start + n x every (a fixed rate, so that virtual time sees every
+            // tick wherever the replies fall); ticks missed during a stall are not caught up.
+            AtomicLong tick = new AtomicLong(1);
+            return Mono.defer(() -> {
+                        long now = scheduler.now(TimeUnit.NANOSECONDS) - start;
+                        long due = Math.max(tick.get(), now / every) * every;
+                        tick.set(due / every + 1);
+                        return due >= cap
+                                ? Mono.delay(Duration.ofNanos(Math.max(0, cap - now)), scheduler)
+                                        .then(Mono.<Void>error(() -> new LeaseTimeExceededException(name, options.maxLeaseTime())))
+                                : Mono.delay(Duration.ofNanos(Math.max(0, due - now)), scheduler)
+                                        .then(renew.apply(Duration.ofNanos(every)));
+                    })
+                    .repeat()
+                    .then(Mono.never());
+        }).doOnError(LockException.class, error -> listener.lost(name, error));
     }
 
     /**

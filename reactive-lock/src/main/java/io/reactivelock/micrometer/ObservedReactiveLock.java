@@ -42,8 +42,11 @@ public final class ObservedReactiveLock implements ReactiveLock {
 
     /** Name of the observation around each {@code withLock}. */
     public static final String NAME = "reactive.lock";
-    /** Name of the event recorded when the lock is held. */
-    public static final String ACQUIRED_EVENT = "reactive.lock.acquired";
+    /**
+     * Name of the event recorded when the lock is held. Relative to the observation: Micrometer's
+     * meter handler counts it as {@code reactive.lock.acquired} (observation name, dot, event name).
+     */
+    public static final String ACQUIRED_EVENT = "acquired";
 
     private final ReactiveLock delegate;
     private final ObservationRegistry registry;

@@ -6,6 +6,8 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.inspect.InspectorOptions;
+import io.reactivelock.inspect.LockInspector;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,7 +48,15 @@ final class RedisLockConnection implements AutoCloseable {
         return ReactiveRedisLock.create(clusterClient, options);
     }
 
-    /** Shuts the client down; blocking. */
+    /** Connects (blocking) and creates an inspector of the same Redis. */
+    LockInspector inspector(InspectorOptions options) {
+        if (client != null) {
+            return LockInspector.create(client, options);
+        }
+        return LockInspector.create(clusterClient, options);
+    }
+
+        /** Shuts the client down; blocking. */
     @Override
     public void close() {
         if (client != null) {

@@ -7,6 +7,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -48,6 +50,25 @@ class LatencyTest {
         proxy.close();
     }
 
+    /** Runs acquire, one renewal and release once, so that Redis has every script of the lock cached. */
+    private void warmUp() {
+        Sinks.Empty<Void> renewed = Sinks.empty();
+        ReactiveRedisLock warm = ReactiveRedisLock.create(proxy.uri(), LockOptions.builder()
+                .renewalInterval(Duration.ofMillis(100))
+                .listener(new LockListener() {
+                    @Override
+                    public void renewed(String name) {
+                        renewed.tryEmitEmpty();
+                    }
+                })
+                .build());
+        try {
+            warm.withLock("warm-up", Duration.ofSeconds(10), renewed.asMono()).block(Duration.ofSeconds(10));
+        } finally {
+            warm.close();
+        }
+    }
+
     @Test
     void underA100msRoundTripHoldersStillExcludeEachOtherAndRenewInTime() {
         ReactiveRedisLock lock = ReactiveRedisLock.create(proxy.uri(), LockOptions.builder()
@@ -56,7 +77,7 @@ class LatencyTest {
         try (StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8)) {
             RedisReactiveCommands<String, String> commands = connection.reactive();
             // Load the scripts first: on a cold script cache the first use of each costs one more round trip (NOSCRIPT, then EVAL).
-            lock.withLock("warm-up", Duration.ofSeconds(1), Mono.delay(Duration.ofMillis(400))).block(Duration.ofSeconds(10));
+            warmUp();
             CriticalSectionHistory history = new CriticalSectionHistory();
             // TTL 1 s, renewal every 333 ms: each body (two round trips and a 1.2 s pause) outlives the TTL.
             long start = System.nanoTime();
@@ -105,9 +126,7 @@ class LatencyTest {
     @Test
     void aTtlThatLeavesNoRoomForTheRoundTripEndsTheBodyWithLockLostException() {
         proxy.latency(Duration.ZERO);
-        ReactiveRedisLock warm = ReactiveRedisLock.create(proxy.uri());
-        warm.withLock("warm-up", Duration.ofSeconds(1), Mono.delay(Duration.ofMillis(400))).block(Duration.ofSeconds(10));
-        warm.close();
+        warmUp();
         proxy.latency(ONE_WAY);
         // The grant arrives 100 ms after it was sent, with 50 ms of the 150 ms lease left, and the
         // first renewal (at 50 ms) cannot come back before the lease ends.

@@ -9,8 +9,10 @@ import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.support.BlockHoundActiveTest;
 import io.reactivelock.support.CriticalSectionHistory;
 import java.time.Duration;
+import reactor.blockhound.BlockHound;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -20,6 +22,8 @@ import reactor.core.scheduler.Schedulers;
  * Redis port, process name, number of sections, number of processes to wait for, and
  * {@code lock} or {@code none}. Each section increments the Redis key {@code counter}
  * non-atomically (read, hop threads, write) and appends its record to the list {@code history}.
+ * It installs BlockHound first, as the test JVMs do, and exits with an error if BlockHound does not
+ * report a blocking call on a non-blocking thread: the lock runs policed here too.
  */
 public final class LockContender {
 
@@ -31,6 +35,8 @@ public final class LockContender {
     private LockContender() {}
 
     public static void main(String[] args) {
+        BlockHound.install();
+        BlockHoundActiveTest.requireActive();
         int port = Integer.parseInt(args[0]);
         String process = args[1];
         int sections = Integer.parseInt(args[2]);

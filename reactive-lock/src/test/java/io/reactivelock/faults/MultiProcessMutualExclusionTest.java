@@ -17,13 +17,16 @@ import org.junit.jupiter.api.Test;
 /**
  * Contenders in three separate JVMs, forked with the test class path, against one Redis: the
  * checker sees one section at a time, rising fencing tokens and no lost update with the lock, and
- * the damage without it.
+ * the damage without it. Each contender runs under BlockHound, with the test JVMs' integrations,
+ * and exits with an error if BlockHound is not active there.
  */
 @WithRedis
 class MultiProcessMutualExclusionTest {
 
     private static final int PROCESSES = 3;
     private static final int SECTIONS_EACH = 40;
+    /** BlockHound changes JDK classes; JDK 13+ allows it only with this flag (the test JVMs' argLine has it too). */
+    private static final String BLOCKHOUND_JVM_FLAG = "-XX:+AllowRedefinitionToAddDeleteMethods";
 
     @Test
     void threeJvmsTakingTheLockNeverOverlapAndLoseNoUpdate(RedisServer redis) throws Exception {
@@ -60,7 +63,7 @@ class MultiProcessMutualExclusionTest {
                 Path log = Files.createTempFile("lock-contender-" + i, ".log");
                 logs.add(log);
                 processes.add(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                        "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                        "-XX:TieredStopAtLevel=1", "-Xshare:auto", BLOCKHOUND_JVM_FLAG,
                         LockContender.class.getName(), String.valueOf(redis.port()), "jvm-" + i,
                         String.valueOf(SECTIONS_EACH), String.valueOf(PROCESSES), mode)
                         .redirectErrorStream(true)

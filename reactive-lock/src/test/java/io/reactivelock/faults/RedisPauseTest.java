@@ -1,5 +1,6 @@
 package io.reactivelock.faults;
 
+import static io.reactivelock.faults.Faults.TOLD_LATE;
 import static io.reactivelock.faults.Faults.exists;
 import static io.reactivelock.faults.Faults.millisSince;
 import static io.reactivelock.faults.Faults.report;
@@ -7,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
@@ -15,6 +17,7 @@ import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -84,24 +87,32 @@ class RedisPauseTest {
     }
 
     @Test
-    void aHolderFrozenOutLongerThanItsTtlIsToldTheLeaseRanOut() throws Exception {
-        Duration ttl = Duration.ofMillis(600);
+    void aHolderFrozenOutLongerThanItsTtlIsToldWhenTheLeaseRunsOut() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        AtomicReference<LockLease> held = new AtomicReference<>();
         AtomicLong bodyCancelledAt = new AtomicLong();
-        CompletableFuture<Object> holder = lock.withLock("a", ttl,
-                Mono.never().doOnCancel(() -> bodyCancelledAt.set(System.nanoTime()))).toFuture();
+        AtomicLong failedAt = new AtomicLong();
+        CompletableFuture<Object> holder = lock.withLock("a", ttl, lease -> {
+                    held.set(lease);
+                    return Mono.never().doOnCancel(() -> bodyCancelledAt.set(System.nanoTime()));
+                })
+                .doOnError(e -> failedAt.set(System.nanoTime()))
+                .toFuture();
         await().pollInterval(Duration.ofMillis(5)).until(() -> exists(redis, "lock:{a}"));
 
         redis.pause();
-        long pausedAt = System.nanoTime();
         Throwable error = RedisRestartTest.failure(holder);
-        long toError = millisSince(pausedAt);
         redis.resume();
 
-        assertThat(error).isInstanceOf(LockLostException.class);
+        assertThat(error).isInstanceOf(LockLostException.class).hasMessageContaining("could not renew it before the lease ran out");
         assertThat(error.getSuppressed()).as("a lost lock's release adds no error of its own").isEmpty();
-        report("fault 2 holder", "SIGSTOP -> body cancelled after "
-                + Duration.ofNanos(bodyCancelledAt.get() - pausedAt).toMillis()
-                + " ms, LockLostException to the caller after " + toError + " ms (TTL 600 ms)");
+        long leaseEnd = held.get().validUntilNanos();
+        assertThat(bodyCancelledAt.get()).as("when the body was cancelled: at the end of the lease, not before")
+                .isBetween(leaseEnd, leaseEnd + TOLD_LATE.toNanos());
+        assertThat(failedAt.get()).as("when the caller was told").isBetween(bodyCancelledAt.get(), leaseEnd + TOLD_LATE.toNanos());
+        report("fault 2 holder", "SIGSTOP -> body cancelled " + Duration.ofNanos(bodyCancelledAt.get() - leaseEnd).toMillis()
+                + " ms after the lease ran out, LockLostException to the caller "
+                + Duration.ofNanos(failedAt.get() - leaseEnd).toMillis() + " ms after (TTL " + ttl.toMillis() + " ms)");
         await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5)).until(() -> !exists(redis, "lock:{a}"));
     }
 }

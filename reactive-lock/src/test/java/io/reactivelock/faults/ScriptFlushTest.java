@@ -26,16 +26,20 @@ import reactor.core.publisher.Sinks;
 @WithRedis
 class ScriptFlushTest {
 
+    private static final Duration TTL = Duration.ofSeconds(30);
+
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void aScriptFlushWhileHeldIsSurvivedByRenewalReleaseAndTheWaiter(boolean fair, RedisServer redis) throws Exception {
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair).build());
+        // Renewals every 100 ms of a 30 s lease: one follows the flush at once, and a stall cannot cost the lease.
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair)
+                .renewalInterval(Duration.ofMillis(100)).build());
         try {
             Sinks.Empty<Void> finish = Sinks.empty();
-            CompletableFuture<String> holder = lock.withLock("a", Duration.ofMillis(300),
+            CompletableFuture<String> holder = lock.withLock("a", TTL,
                     finish.asMono().thenReturn("holder")).toFuture();
             await().pollInterval(Duration.ofMillis(2)).until(() -> exists(redis, "lock:{a}"));
-            CompletableFuture<String> waiter = lock.withLock("a", Duration.ofMillis(300), Mono.just("waiter")).toFuture();
+            CompletableFuture<String> waiter = lock.withLock("a", TTL, Mono.just("waiter")).toFuture();
 
             redis.call("SCRIPT", "FLUSH");
             // A renewal after the flush reloaded the script: the holder is still inside and still holds.

@@ -8,6 +8,8 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisReadWriteLock;
+import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -41,6 +43,7 @@ class LeastPrivilegeTest {
 
     private RedisServer redis;
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
+    private final List<AutoCloseable> primitives = new ArrayList<>();
 
     @BeforeEach
     void setUp(RedisServer redis) {
@@ -50,8 +53,11 @@ class LeastPrivilegeTest {
     }
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws Exception {
         locks.forEach(ReactiveRedisLock::close);
+        for (AutoCloseable primitive : primitives) {
+            primitive.close();
+        }
     }
 
     private ReactiveRedisLock lockUser(LockOptions options) {
@@ -136,6 +142,77 @@ class LeastPrivilegeTest {
                 }))
                 .expectNext("renewed")
                 .expectComplete().verify(WAIT);
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void theSemaphoreAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
+        // A 10-minute backoff: the waiter can only get the permit in time through the release notice.
+        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(LockUser.uri(redis), LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        primitives.add(semaphore);
+        AtomicInteger extensions = new AtomicInteger();
+        // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
+        Mono<String> holder = semaphore.withPermits("pool", 1, 1, Duration.ofSeconds(3), (LockLease lease) -> {
+            long[] last = {lease.validUntilNanos()};
+            return Flux.interval(Duration.ofMillis(10))
+                    .filter(tick -> {
+                        long now = lease.validUntilNanos();
+                        if (now != last[0]) {
+                            last[0] = now;
+                            extensions.incrementAndGet();
+                        }
+                        return extensions.get() >= 2;
+                    })
+                    .next()
+                    .map(tick -> "holder");
+        });
+        // The waiter asks once the holder has its permit (awaited off the reactive threads).
+        Mono<String> waiter = Mono.fromRunnable(() -> await().until(() -> "1".equals(redis.call("EXISTS", "lock:{pool}:permits"))))
+                .subscribeOn(Schedulers.boundedElastic())
+                .then(semaphore.withPermits("pool", 1, 1, TTL, Mono.just("waiter")));
+        StepVerifier.create(holder.mergeWith(waiter))
+                .expectNext("holder", "waiter")
+                .expectComplete().verify(WAIT);
+        assertThat(redis.call("EXISTS", "lock:{pool}:permits")).isEqualTo("0");
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void theReadWriteLockReadsWritesWaitsRenewsAndReleasesWithoutAnyRefusal() {
+        // A 10-minute backoff: the writer can only get the lock in time through the release notice.
+        ReactiveRedisReadWriteLock rw = ReactiveRedisReadWriteLock.create(LockUser.uri(redis), LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        primitives.add(rw);
+        Sinks.Empty<Void> reader = Sinks.empty();
+        Disposable reading = rw.withReadLock("doc", TTL, reader.asMono()).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{doc}:rw:readers")));
+        AtomicInteger extensions = new AtomicInteger();
+        // The writer waits for the reader, then ends once renewals (every second for a 3 s TTL) extended it twice.
+        Mono<Long> writer = rw.withWriteLock("doc", Duration.ofSeconds(3), (LockLease lease) -> {
+            long[] last = {lease.validUntilNanos()};
+            return Flux.interval(Duration.ofMillis(10))
+                    .filter(tick -> {
+                        long now = lease.validUntilNanos();
+                        if (now != last[0]) {
+                            last[0] = now;
+                            extensions.incrementAndGet();
+                        }
+                        return extensions.get() >= 2;
+                    })
+                    .next()
+                    .map(tick -> lease.fencingToken());
+        });
+        StepVerifier.create(writer)
+                .expectSubscription()
+                .then(() -> await().pollInterval(Duration.ofMillis(10))
+                        .until(() -> "1".equals(redis.call("EXISTS", "lock:{doc}:rw:writers-waiting"))))
+                .then(reader::tryEmitEmpty)
+                .assertNext(fence -> assertThat(fence).isPositive())
+                .expectComplete().verify(WAIT);
+        reading.dispose();
+        assertThat(redis.call("EXISTS", "lock:{doc}:rw:writer", "lock:{doc}:rw:readers", "lock:{doc}:rw:writers-waiting"))
+                .isEqualTo("0");
         assertThat(aclLog()).isEmpty();
     }
 

@@ -21,7 +21,7 @@ final class LockUser {
      * subscribe anywhere by default.
      */
     static final String RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications +evalsha +eval +get +set +del +pexpire +time"
-            + " +publish +subscribe +unsubscribe +lindex +lpop +rpush +lrem +hget +hset +hdel +zadd +zrem +zpopmin ~lock:* &lock:*";
+            + " +publish +subscribe +unsubscribe +lindex +lpop +rpush +lrem +hget +hset +hdel +zadd +zrem +zpopmin +zremrangebyscore +zscore +zrange +zcard ~lock:* &lock:*";
 
     /**
      * The subcommands Lettuce sends when it connects. Redis 6.2 checks the ACL before it looks the

@@ -1,5 +1,23 @@
 package io.reactivelock.support;
 
+import java.io.IOException;
+import java.net.JarURLConnection;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLConnection;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.springframework.asm.ClassReader;
+import org.springframework.asm.ClassVisitor;
+import org.springframework.asm.MethodVisitor;
+import org.springframework.asm.SpringAsmInfo;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
@@ -33,8 +51,16 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * cache takes its {@code stateLock} for a few instructions. Two threads writing to a slot whose
  * owner just changed (a slot migration) can meet there, and one parks briefly.
  *
- * <p>Nothing of this library is allowed here: its own code stays policed. The example app's tests
- * use this same class through the library's test jar.
+ * <p>Nothing of this library is allowed here: its own code stays policed, also under these
+ * allowances. An allowance covers whatever runs inside the allowed method, and
+ * {@code SharedLock.doExclusive} runs Lettuce's reconnect and flush work, which can complete
+ * commands and so run their callbacks, ours among them. So every method of the library is marked
+ * as a place where blocking is reported: BlockHound goes by the innermost marked frame, so a
+ * blocking call made while our code is on the stack is caught whatever an enclosing frame allows,
+ * while the short locks our code itself reaches (a Lettuce write, a timer) stay allowed by their
+ * own, inner frames.
+ *
+ * <p>The example app's tests use this same class through the library's test jar.
  */
 public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -49,8 +75,58 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "getWriteConnection");
+        // The same cache lock, taken again in the callback that stores a slot's new connection,
+        // on the event loop that completed it (seen when the inspector scanned every master at once).
+        builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "lambda$getWriteConnection$1");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
         }
+        libraryMethods().forEach((type, methods) ->
+                methods.forEach(method -> builder.disallowBlockingCallsInside(type, method)));
+    }
+
+    /**
+     * The names of the methods (lambdas included, constructors not) of each class of the library,
+     * by class name: the class files under {@code io/reactivelock} in the directory or jar that
+     * holds {@code ReactiveLock}. They are read as files, never loaded: a class loaded before
+     * BlockHound installs is retransformed, and lost its parameter names on the way (Spring then
+     * could not bind the auto-configuration's settings record).
+     */
+    private static Map<String, Set<String>> libraryMethods() {
+        URL marker = ShortLocksBlockHoundIntegration.class.getClassLoader().getResource("io/reactivelock/ReactiveLock.class");
+        try {
+            URLConnection connection = marker.openConnection();
+            if (connection instanceof JarURLConnection jarEntry) {
+                try (FileSystem jar = FileSystems.newFileSystem(Path.of(jarEntry.getJarFileURL().toURI()))) {
+                    return libraryMethods(jar.getPath("/"));
+                }
+            }
+            return libraryMethods(Path.of(marker.toURI()).getParent().getParent().getParent());
+        } catch (IOException | URISyntaxException e) {
+            throw new IllegalStateException("Cannot list the methods of the library", e);
+        }
+    }
+
+    private static Map<String, Set<String>> libraryMethods(Path root) throws IOException {
+        Map<String, Set<String>> methods = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(root.resolve("io").resolve("reactivelock"))) {
+            for (Path file : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".class"))::iterator) {
+                String className = root.relativize(file).toString().replace(".class", "").replace('/', '.');
+                Set<String> names = new TreeSet<>();
+                // Spring's copy of ASM, on the test class path with the Spring Boot integration.
+                new ClassReader(Files.readAllBytes(file)).accept(new ClassVisitor(SpringAsmInfo.ASM_VERSION) {
+                    @Override
+                    public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                            String[] exceptions) {
+                        if (!name.startsWith("<")) { // constructors and static initialisers cannot be marked
+                            names.add(name);
+                        }
+                        return null;
+                    }
+                }, ClassReader.SKIP_CODE);
+                methods.put(className, names);
+            }
+        }
+        return methods;
     }
 }

@@ -1,6 +1,7 @@
 package io.reactivelock.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayInputStream;
@@ -14,12 +15,22 @@ import java.util.logging.Handler;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import io.reactivelock.LockListener;
+import io.reactivelock.LockOptions;
+import io.reactivelock.testing.InMemoryReactiveLock;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The JDK's logging builds its global handlers on the first record logged, under a lock. Lettuce
+ * What the allowances let through, and what they do not.
+ *
+ * <p>The JDK's logging builds its global handlers on the first record logged, under a lock. Lettuce
  * logs its first "Reconnecting" there from two reconnect threads at once when both connections of
  * a lock drop together; BlockHound used to fail the one that waited, and Lettuce, which catches
  * exceptions but not errors there, then never reconnected that connection.
@@ -76,6 +87,58 @@ class ShortLocksBlockHoundIntegrationTest {
         } finally {
             SlowToCreateHandler.finish.countDown();
             logManager.readConfiguration(); // back to the JDK's default configuration
+        }
+    }
+
+    /**
+     * Lettuce can complete commands inside {@code SharedLock.doExclusive} (its reconnect and flush
+     * work: a disconnected buffer that overflows, a write that fails), so their callbacks, ours
+     * among them, run where the allowance for its lock applies. Run there, on a non-blocking thread:
+     * a blocking call in Lettuce's own frames is allowed, one reached through the library is still
+     * reported. The library's call here is one that calls back on the calling thread: a
+     * {@code withLock} given an invalid name tells the listener, which sleeps, before it throws.
+     */
+    @Test
+    void underLettucesExclusiveLockABlockingCallReachedThroughTheLibraryIsStillReported() throws Exception {
+        Class<?> sharedLockType = Class.forName("io.lettuce.core.protocol.SharedLock");
+        Constructor<?> constructor = sharedLockType.getDeclaredConstructor();
+        constructor.setAccessible(true);
+        Object sharedLock = constructor.newInstance();
+        Method doExclusive = sharedLockType.getDeclaredMethod("doExclusive", Runnable.class);
+        doExclusive.setAccessible(true);
+
+        List<String> outcomes = new ArrayList<>();
+        LockListener sleepsOnFailure = new LockListener() {
+            @Override
+            public void acquireFailed(String name, Throwable error, Duration waited) {
+                outcomes.add("through the library: " + sleepOutcome());
+            }
+        };
+        InMemoryReactiveLock locks = InMemoryReactiveLock.create(LockOptions.builder().listener(sleepsOnFailure).build());
+
+        Mono<List<String>> onNonBlockingThread = Mono.fromCallable(() -> {
+            outcomes.add("outside: " + sleepOutcome());
+            doExclusive.invoke(sharedLock, (Runnable) () -> outcomes.add("in Lettuce's frames: " + sleepOutcome()));
+            doExclusive.invoke(sharedLock, (Runnable) () -> assertThatThrownBy(
+                    () -> locks.withLock("", Duration.ofSeconds(30), Mono.just(1))).isInstanceOf(IllegalArgumentException.class));
+            return outcomes;
+        }).subscribeOn(Schedulers.parallel());
+
+        assertThat(onNonBlockingThread.block(Duration.ofSeconds(10))).containsExactly(
+                "outside: reported",
+                "in Lettuce's frames: allowed",
+                "through the library: reported");
+    }
+
+    private static String sleepOutcome() {
+        try {
+            Thread.sleep(1);
+            return "allowed";
+        } catch (BlockingOperationError e) {
+            return "reported";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
         }
     }
 }

@@ -1,14 +1,17 @@
 package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
+import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -68,14 +71,27 @@ class InMemoryReactiveLockVirtualTimeTest {
     }
 
     @Test
-    void theLeaseIsRenewedForAsLongAsTheBodyRunsPastItsTtl() {
-        StepVerifier.withVirtualTime(() -> new ReportJob(locks, Mono.delay(Duration.ofMinutes(5)).thenReturn("report")).run())
+    void theLeaseIsRenewedEveryThirdOfItsTtlForAsLongAsTheBodyRuns() {
+        AtomicInteger renewals = new AtomicInteger();
+        InMemoryReactiveLock counted = locks.withOptions(LockOptions.builder()
+                .maxLeaseTime(Duration.ofMinutes(10))
+                .listener(new LockListener() {
+                    @Override
+                    public void renewed(String name) {
+                        renewals.incrementAndGet();
+                    }
+                })
+                .build());
+        // 4 min 55 s: the body ends between two renewals (every 10 s).
+        StepVerifier.withVirtualTime(() -> new ReportJob(counted, Mono.delay(Duration.ofSeconds(295)).thenReturn("report")).run())
                 .expectSubscription()
                 .thenAwait(Duration.ofMinutes(4))
+                .then(() -> assertThat(renewals).as("renewals in 4 min").hasValue(24))
                 .then(() -> assertThat(locks.isLocked("report")).isTrue())
-                .thenAwait(Duration.ofMinutes(1))
+                .thenAwait(Duration.ofSeconds(55))
                 .expectNext("report")
                 .verifyComplete();
+        assertThat(renewals).as("renewals in 4 min 55 s").hasValue(29);
         assertThat(locks.isLocked("report")).isFalse();
     }
 
@@ -120,11 +136,17 @@ class InMemoryReactiveLockVirtualTimeTest {
     }
 
     @Test
-    void aLeaseForCodeThatTakesOneDirectlyCarriesTheGivenValues() {
+    void aLeaseForCodeThatTakesOneDirectlyRunsOutAfterTheGivenTimeAndHasATokenOfItsOwn() {
+        long before = System.nanoTime();
         LockLease lease = InMemoryReactiveLock.lease("order:42", 7, TTL);
-        assertThat(lease.name()).isEqualTo("order:42");
-        assertThat(lease.fencingToken()).isEqualTo(7);
-        assertThat(lease.token()).hasSize(32);
-        assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(TTL);
+        long after = System.nanoTime();
+        LockLease expired = InMemoryReactiveLock.lease("order:42", 8, Duration.ZERO);
+
+        assertThat(lease.validUntilNanos()).as("valid until").isBetween(before + TTL.toNanos(), after + TTL.toNanos());
+        assertThat(expired.remaining()).as("what code checking the lease before a write sees").isZero();
+        assertThat(lease.token()).as("an unguessable token, 128 bits in hex").matches("[0-9a-f]{32}")
+                .isNotEqualTo(expired.token());
+        assertThatThrownBy(() -> InMemoryReactiveLock.lease("\uD800", 7, TTL)).as("a name no lock accepts")
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

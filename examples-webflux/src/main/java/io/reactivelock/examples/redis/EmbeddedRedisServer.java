@@ -1,6 +1,7 @@
 package io.reactivelock.examples.redis;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -16,9 +17,10 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CountDownLatch;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +33,14 @@ import org.slf4j.LoggerFactory;
  * used, not that library's Java code: it is copied to a temporary directory and started with
  * {@link ProcessBuilder}. Nothing is persisted ({@code save ""}, no AOF).
  *
+ * <p>redis-server runs under a small {@code sh} script that stops it, and removes its directory,
+ * when this JVM lets go of the script's standard input: when {@link #close()} closes it, or when
+ * the JVM ends in any way, a {@code kill -9} included, since the system then closes it. On Linux
+ * the script starts in a session of its own ({@code setsid}, from util-linux), so the Ctrl-C that
+ * a terminal sends to the whole foreground process group reaches the app but not redis-server:
+ * the app shuts down with its Redis still there, and stops it last. Elsewhere redis-server stays
+ * in the app's process group and a Ctrl-C stops it at once.
+ *
  * <p>{@link #start()} blocks until the server logs that it accepts connections; call it at
  * start-up, never on a reactive thread. {@link #close()} stops the process and waits for it.
  */
@@ -40,60 +50,54 @@ public final class EmbeddedRedisServer implements AutoCloseable {
 
     private static final String READY = "Ready to accept connections";
     private static final int START_ATTEMPTS = 5;
-    private static final Duration KILL_ON_EXIT_GRACE = Duration.ofSeconds(10);
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
-    private final Process process;
+    /**
+     * Arguments: the server's directory, then the redis-server command. The script hands its copy
+     * of the output pipe over to redis-server alone, so the JVM reads the end of the output as soon
+     * as redis-server exits; then it waits for its standard input to end.
+     */
+    private static final String WATCH = """
+            dir=$1
+            shift
+            "$@" &
+            server=$!
+            exec >/dev/null 2>&1
+            read -r ignored
+            kill "$server"
+            wait "$server"
+            rm -rf -- "$dir"
+            """;
+
+    private final Process watch;
+    private final ProcessHandle server;
     private final int port;
     private final Path directory;
-    private final Thread killOnExit;
-    private final CountDownLatch closed = new CountDownLatch(1);
 
-    private EmbeddedRedisServer(Process process, int port, Path directory) {
-        this.process = process;
+    private EmbeddedRedisServer(Process watch, ProcessHandle server, int port, Path directory) {
+        this.watch = watch;
+        this.server = server;
         this.port = port;
         this.directory = directory;
-        // A safety net for a JVM that exits without closing this server (System.exit with a hung
-        // shutdown, a test runner giving up on its JVM): redis-server would outlive it. The hook
-        // first gives the app's own shutdown (running at the same time) the chance to close it in
-        // order, so that requests still in flight during a graceful shutdown keep their Redis.
-        this.killOnExit = new Thread(() -> {
-            try {
-                if (!closed.await(KILL_ON_EXIT_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-                    process.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-            }
-        }, "embedded-redis-" + port + "-kill-on-exit");
-        Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 
     /** Starts a redis-server on 127.0.0.1 and a free port; blocks until it is ready. */
     public static EmbeddedRedisServer start() {
-        Path directory;
-        Path executable;
-        try {
-            directory = Files.createTempDirectory("embedded-redis-");
-            executable = extractBinary(directory);
-        } catch (IOException e) {
-            throw new UncheckedIOException("Could not prepare the embedded redis-server", e);
-        }
         IllegalStateException failure = new IllegalStateException("Could not start the embedded redis-server");
         // A free port is only known to be free when we look; another process may take it before
-        // redis binds it. Then redis exits at once, and we try again with another port.
+        // redis binds it. Then redis exits at once, its script removes its directory, and we try
+        // again with another port in a new one.
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-            int port = freePort();
             try {
-                Process process = launch(executable, directory, port, failure);
-                if (process != null) {
-                    return new EmbeddedRedisServer(process, port, directory);
+                EmbeddedRedisServer server = launch(freePort(), failure);
+                if (server != null) {
+                    return server;
                 }
             } catch (IOException e) {
                 failure.addSuppressed(e);
                 break;
             }
         }
-        deleteRecursively(directory);
         throw failure;
     }
 
@@ -109,75 +113,99 @@ public final class EmbeddedRedisServer implements AutoCloseable {
 
     /** Whether the redis-server process is running. */
     public boolean isRunning() {
-        return process.isAlive();
+        return server.isAlive();
     }
 
     /** The redis-server process id, for logs. */
     public long pid() {
-        return process.pid();
+        return server.pid();
     }
 
-    /** Stops redis-server (SIGTERM, then SIGKILL after 10 s) and waits for it to exit. */
+    /** Stops redis-server (SIGTERM, then SIGKILL after 10 s), waits for it and removes its directory. */
     @Override
     public void close() {
+        boolean wasRunning = server.isAlive();
         try {
-            Runtime.getRuntime().removeShutdownHook(killOnExit);
-        } catch (IllegalStateException e) {
-            // the JVM is shutting down already; the hook will run too, harmlessly
-        }
-        if (process.isAlive()) {
-            process.destroy();
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
+            watch.getOutputStream().close(); // the script's cue
+            if (!watch.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                server.destroyForcibly();
+                watch.destroyForcibly().waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             }
-            log.info("Stopped the embedded redis-server on 127.0.0.1:{} (pid {})", port, process.pid());
+        } catch (IOException e) {
+            server.destroyForcibly();
+            watch.destroyForcibly();
+        } catch (InterruptedException e) {
+            server.destroyForcibly();
+            watch.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
-        deleteRecursively(directory);
-        closed.countDown();
+        deleteRecursively(directory); // normally gone already, removed by the script
+        if (wasRunning) {
+            log.info("Stopped the embedded redis-server on 127.0.0.1:{} (pid {})", port, server.pid());
+        }
     }
 
     @Override
     public String toString() {
-        return "embedded redis-server on " + url() + " (pid " + process.pid() + ")";
+        return "embedded redis-server on " + url() + " (pid " + server.pid() + ")";
     }
 
-    /** Starts one redis-server; returns null when it exited before being ready (port taken). */
-    private static Process launch(Path executable, Path directory, int port, IllegalStateException failure)
-            throws IOException {
-        List<String> command = List.of(executable.toString(),
+    /** Starts one redis-server in a new directory; returns null when it exited before being ready (port taken). */
+    private static @Nullable EmbeddedRedisServer launch(int port, IllegalStateException failure) throws IOException {
+        Path directory = Files.createTempDirectory("embedded-redis-");
+        Path executable;
+        try {
+            executable = extractBinary(directory);
+        } catch (IOException e) {
+            deleteRecursively(directory);
+            throw e;
+        }
+        List<String> command = new ArrayList<>();
+        setsid().ifPresent(command::add); // never forks here: a child of the JVM is not a group leader
+        command.addAll(List.of("/bin/sh", "-c", WATCH, "embedded-redis-watch", directory.toString(),
+                executable.toString(),
                 "--port", Integer.toString(port),
                 "--bind", "127.0.0.1",
                 "--protected-mode", "yes",
                 "--save", "",
                 "--appendonly", "no",
                 "--dir", directory.toString(),
-                "--loglevel", "notice");
-        Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
-        BufferedReader output = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+                "--loglevel", "notice"));
+        Process watch = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+        BufferedReader output = new BufferedReader(new InputStreamReader(watch.getInputStream(), StandardCharsets.UTF_8));
         List<String> lines = new ArrayList<>();
         String line;
         while ((line = output.readLine()) != null) {
             lines.add(line);
             if (line.contains(READY)) {
                 drainInBackground(output, port);
-                return process;
+                ProcessHandle server = watch.children().findFirst()
+                        .orElseThrow(() -> new IOException("redis-server is ready but not a child of its script"));
+                return new EmbeddedRedisServer(watch, server, port, directory);
             }
         }
         // The output ended: redis-server exited (typically "Address already in use").
+        watch.getOutputStream().close();
         try {
-            process.waitFor(10, TimeUnit.SECONDS);
+            watch.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        process.destroyForcibly();
+        watch.destroyForcibly();
+        deleteRecursively(directory);
         failure.addSuppressed(new IllegalStateException("redis-server on port " + port + " exited: "
                 + String.join(System.lineSeparator(), lines)));
         return null;
+    }
+
+    /** util-linux's {@code setsid} on the {@code PATH} (every Linux distribution has it), if any. */
+    private static Optional<String> setsid() {
+        return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
+                .filter(dir -> !dir.isEmpty())
+                .map(dir -> Path.of(dir, "setsid"))
+                .filter(Files::isExecutable)
+                .findFirst()
+                .map(Path::toString);
     }
 
     /** Keeps reading the server's output so that it never blocks on a full pipe. */
@@ -243,6 +271,9 @@ public final class EmbeddedRedisServer implements AutoCloseable {
     }
 
     private static void deleteRecursively(Path directory) {
+        if (!Files.exists(directory)) {
+            return;
+        }
         try (Stream<Path> paths = Files.walk(directory)) {
             paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         } catch (IOException e) {

@@ -9,13 +9,20 @@ import io.reactivelock.examples.sale.SkuNotFoundException;
 import io.reactivelock.examples.sale.SoldOutException;
 import io.reactivelock.examples.sale.StaleLockHolderException;
 import java.net.URI;
+import java.util.stream.Collectors;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.reactive.result.method.annotation.ResponseEntityExceptionHandler;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebInputException;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.exc.MismatchedInputException;
 
 /**
  * Every error as RFC 9457 {@code application/problem+json}. The base class covers Spring's own
@@ -44,9 +51,34 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler
     ResponseEntity<ProblemDetail> invalidRequest(InvalidRequestException e) {
-        ProblemDetail problem = problem(HttpStatus.BAD_REQUEST, "invalid-request", "Invalid request", e.getMessage());
-        problem.setProperty("field", e.field());
-        return ResponseEntity.of(problem).build();
+        return ResponseEntity.of(invalid(e.field(), e.getMessage())).build();
+    }
+
+    /**
+     * A body whose JSON is well formed but has a value of the wrong type for its field (a quantity
+     * of {@code 1.5} or {@code "5"}: the application's Jackson settings refuse both) is an invalid
+     * request naming that field, like any other rule a field breaks. Other unreadable bodies keep
+     * Spring's answer.
+     */
+    @Override
+    protected Mono<ResponseEntity<Object>> handleServerWebInputException(ServerWebInputException e, HttpHeaders headers,
+            HttpStatusCode status, ServerWebExchange exchange) {
+        if (NestedExceptionUtils.getMostSpecificCause(e) instanceof MismatchedInputException mismatch
+                && !mismatch.getPath().isEmpty()) {
+            String field = mismatch.getPath().stream()
+                    .map(step -> step.getPropertyName() != null ? step.getPropertyName() : Integer.toString(step.getIndex()))
+                    .collect(Collectors.joining("."));
+            String expected = Integer.class.equals(mismatch.getTargetType()) || int.class.equals(mismatch.getTargetType())
+                    ? "a JSON integer" : "of another JSON type";
+            return Mono.just(ResponseEntity.badRequest().body(invalid(field, field + " must be " + expected)));
+        }
+        return super.handleServerWebInputException(e, headers, status, exchange);
+    }
+
+    private static ProblemDetail invalid(String field, String detail) {
+        ProblemDetail problem = problem(HttpStatus.BAD_REQUEST, "invalid-request", "Invalid request", detail);
+        problem.setProperty("field", field);
+        return problem;
     }
 
     @ExceptionHandler

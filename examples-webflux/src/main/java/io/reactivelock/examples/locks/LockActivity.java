@@ -1,0 +1,149 @@
+package io.reactivelock.examples.locks;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import io.reactivelock.inspect.LockInspector;
+import io.reactivelock.inspect.LockState;
+import io.reactivelock.micrometer.LockMetrics;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * What the {@code /locks} page shows, sampled once a second for all viewers together: the locks
+ * held (through the {@link LockInspector}) and the rates and wait percentiles of the app's
+ * {@code reactive.lock.*} meters. One sampler runs while at least one page is open, whatever the
+ * number of pages; a page that opens gets the latest sample at once.
+ */
+@Component
+public class LockActivity {
+
+    private static final Logger log = LoggerFactory.getLogger(LockActivity.class);
+
+    /** How often the locks and meters are read. */
+    static final Duration PERIOD = Duration.ofSeconds(1);
+    /** The most locks a snapshot lists. */
+    static final int MAX_LOCKS = 50;
+
+    private final LockInspector inspector;
+    private final MeterRegistry registry;
+    private final Flux<Snapshot> snapshots;
+
+    LockActivity(LockInspector inspector, MeterRegistry registry) {
+        this.inspector = inspector;
+        this.registry = registry;
+        this.snapshots = Flux.defer(() -> {
+                    Totals[] previous = {null};
+                    return Flux.interval(Duration.ZERO, PERIOD)
+                            .onBackpressureDrop()
+                            .concatMap(tick -> {
+                                Totals now = Totals.read(registry);
+                                Totals before = previous[0];
+                                previous[0] = now;
+                                return sample(now, before);
+                            }, 1);
+                })
+                .replay(1)
+                .refCount();
+    }
+
+    /** The snapshots, one per {@link #PERIOD}; shared by every subscriber. */
+    public Flux<Snapshot> snapshots() {
+        return snapshots;
+    }
+
+    /** A snapshot of the locks now, with the meters' rates since {@code before} (none for the first one). */
+    private Mono<Snapshot> sample(Totals now, @Nullable Totals before) {
+        List<Timer> acquired = acquireTimers("acquired");
+        return inspector.names()
+                .take(MAX_LOCKS)
+                .flatMapSequential(inspector::inspect)
+                .filter(LockState::held)
+                .map(Row::of)
+                .collectSortedList(Comparator.comparing(Row::name))
+                .map(rows -> new Snapshot(System.currentTimeMillis(), rows,
+                        rate(now, before, Totals::acquired), rate(now, before, Totals::busy), rate(now, before, Totals::lost),
+                        percentile(acquired, 0.5), percentile(acquired, 0.99)))
+                .onErrorResume(error -> {
+                    log.debug("Could not sample the locks", error);
+                    return Mono.empty();
+                });
+    }
+
+    private static @Nullable Double rate(Totals now, @Nullable Totals before, ToDoubleFunction<Totals> count) {
+        if (before == null) {
+            return null;
+        }
+        double seconds = (now.nanos() - before.nanos()) / 1e9;
+        return seconds <= 0 ? null : (count.applyAsDouble(now) - count.applyAsDouble(before)) / seconds;
+    }
+
+    private List<Timer> acquireTimers(String outcome) {
+        return List.copyOf(registry.find(LockMetrics.ACQUIRE).tag("outcome", outcome).timers());
+    }
+
+    /** The highest {@code percentile} of the wait over the timers (one per lock name when tagged), in ms. */
+    private static @Nullable Double percentile(List<Timer> timers, double percentile) {
+        Double highest = null;
+        for (Timer timer : timers) {
+            for (ValueAtPercentile value : timer.takeSnapshot().percentileValues()) {
+                if (value.percentile() == percentile) {
+                    double millis = value.value(TimeUnit.MILLISECONDS);
+                    highest = highest == null ? millis : Math.max(highest, millis);
+                }
+            }
+        }
+        return highest;
+    }
+
+    /** The meters' counts at one moment. */
+    private record Totals(long nanos, double acquired, double busy, double lost) {
+
+        static Totals read(MeterRegistry registry) {
+            return new Totals(System.nanoTime(),
+                    count(registry.find(LockMetrics.ACQUIRE).tag("outcome", "acquired").timers()),
+                    count(registry.find(LockMetrics.ACQUIRE).tag("outcome", "busy").timers()),
+                    registry.find(LockMetrics.LOST).counters().stream().mapToDouble(Counter::count).sum());
+        }
+
+        private static double count(Collection<Timer> timers) {
+            return timers.stream().mapToLong(Timer::count).sum();
+        }
+    }
+
+    /**
+     * One sample for the page.
+     *
+     * @param at when it was taken (ms since the epoch)
+     * @param locks the locks held, by name (at most {@value #MAX_LOCKS})
+     * @param acquiredPerSecond acquisitions per second since the previous sample; null in the first sample
+     * @param busyPerSecond acquisitions given up (still busy at the acquire timeout) per second
+     * @param lostPerSecond leases lost per second
+     * @param waitP50Millis median wait before acquiring, over the last seconds; null before any
+     * @param waitP99Millis 99th percentile of that wait
+     */
+    public record Snapshot(long at, List<Row> locks, @Nullable Double acquiredPerSecond, @Nullable Double busyPerSecond,
+            @Nullable Double lostPerSecond, @Nullable Double waitP50Millis, @Nullable Double waitP99Millis) {}
+
+    /** One held lock; see {@link LockState}. */
+    public record Row(String name, @Nullable String holder, @Nullable Long ttlMillis, @Nullable Long fencingToken,
+            long waiting) {
+
+        static Row of(LockState state) {
+            Duration ttl = state.ttl();
+            return new Row(state.name(), state.holder(), ttl == null ? null : ttl.toMillis(), state.fencingToken(),
+                    state.waiting());
+        }
+    }
+}

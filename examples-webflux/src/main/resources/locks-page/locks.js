@@ -1,0 +1,134 @@
+'use strict';
+
+// The /locks page: renders the snapshots that /locks/events sends once a second.
+(() => {
+  const KEPT_POINTS = 120; // two minutes of samples in the chart
+  const CHART_HEIGHT = 260;
+
+  const tbody = document.querySelector('#locks tbody');
+  const emptyRow = tbody.querySelector('tr.empty');
+  const status = document.getElementById('status');
+  const chartBox = document.getElementById('chart');
+  const rows = new Map(); // lock name -> { tr, ttl, ttlMillis, receivedAt }
+  const series = ['acquiredPerSecond', 'busyPerSecond', 'lostPerSecond', 'waitP50Millis', 'waitP99Millis'];
+  const data = [[], [], [], [], [], []]; // time, then one array per series
+
+  const chart = new uPlot({
+    width: chartBox.clientWidth,
+    height: CHART_HEIGHT,
+    scales: { x: { time: true }, rate: {}, ms: {} },
+    legend: { live: false }, // labels only: the values of the last second are listed below the chart
+    axes: [
+      { incrs: [1, 2, 5, 10, 15, 30, 60] }, // whole seconds
+      { scale: 'rate', label: 'per second' },
+      { scale: 'ms', side: 1, label: 'wait (ms)', grid: { show: false } },
+    ],
+    series: [
+      {},
+      { label: 'acquired/s', scale: 'rate', stroke: '#1565c0', width: 2 },
+      { label: 'given up/s', scale: 'rate', stroke: '#e65100', width: 2 },
+      { label: 'lost/s', scale: 'rate', stroke: '#b71c1c', width: 2 },
+      { label: 'wait p50 (ms)', scale: 'ms', stroke: '#2e7d32', width: 2, dash: [6, 4] },
+      { label: 'wait p99 (ms)', scale: 'ms', stroke: '#6a1b9a', width: 2, dash: [2, 3] },
+    ],
+    hooks: {
+      // Tells the page's reader (and its browser test) how many samples the chart has drawn.
+      draw: [u => { chartBox.dataset.drawnPoints = String(u.data[0].length); }],
+    },
+  }, data, chartBox);
+  new ResizeObserver(() => chart.setSize({ width: chartBox.clientWidth, height: CHART_HEIGHT })).observe(chartBox);
+
+  function text(value, unit) {
+    return value == null ? '–' : value.toFixed(1) + unit;
+  }
+
+  function cell(tr, tag, className) {
+    const element = document.createElement(tag);
+    if (className) {
+      element.className = className;
+    }
+    tr.appendChild(element);
+    return element;
+  }
+
+  function row(name) {
+    let entry = rows.get(name);
+    if (!entry) {
+      const tr = document.createElement('tr');
+      tr.dataset.lock = name;
+      const lock = cell(tr, 'th');
+      lock.scope = 'row';
+      lock.textContent = name; // textContent: a lock name is shown as text, never as markup
+      entry = {
+        tr,
+        holder: cell(tr, 'td').appendChild(document.createElement('code')),
+        ttl: cell(tr, 'td', 'number ttl'),
+        fence: cell(tr, 'td', 'number fence'),
+        waiting: cell(tr, 'td', 'number waiting'),
+      };
+      rows.set(name, entry);
+    }
+    return entry;
+  }
+
+  function renderTable(locks, receivedAt) {
+    const seen = new Set();
+    for (const lock of locks) {
+      const entry = row(lock.name);
+      entry.holder.textContent = lock.holder ?? '';
+      entry.fence.textContent = lock.fencingToken == null ? '–' : String(lock.fencingToken);
+      entry.waiting.textContent = String(lock.waiting);
+      entry.ttlMillis = lock.ttlMillis;
+      entry.receivedAt = receivedAt;
+      tbody.appendChild(entry.tr); // in the snapshot's order (by name)
+      seen.add(lock.name);
+    }
+    for (const [name, entry] of rows) {
+      if (!seen.has(name)) {
+        entry.tr.remove();
+        rows.delete(name);
+      }
+    }
+    emptyRow.hidden = rows.size > 0;
+    tickTtl();
+  }
+
+  // Counts each lease down between two snapshots.
+  function tickTtl() {
+    const now = performance.now();
+    for (const entry of rows.values()) {
+      entry.ttl.textContent = entry.ttlMillis == null
+          ? '–'
+          : text(Math.max(0, entry.ttlMillis - (now - entry.receivedAt)) / 1000, ' s');
+    }
+  }
+  setInterval(tickTtl, 200);
+
+  function renderActivity(snapshot) {
+    data[0].push(snapshot.at / 1000);
+    series.forEach((name, i) => data[i + 1].push(snapshot[name]));
+    if (data[0].length > KEPT_POINTS) {
+      data.forEach(values => values.shift());
+    }
+    chart.setData(data);
+    for (const dd of document.querySelectorAll('#latest dd')) {
+      const name = dd.dataset.metric;
+      dd.textContent = text(snapshot[name], name.endsWith('Millis') ? ' ms' : '');
+    }
+  }
+
+  const events = new EventSource('/locks/events');
+  events.onopen = () => {
+    status.textContent = 'Live';
+    status.className = 'live';
+  };
+  events.onerror = () => {
+    status.textContent = 'Connection lost, reconnecting…';
+    status.className = 'lost';
+  };
+  events.addEventListener('snapshot', event => {
+    const snapshot = JSON.parse(event.data);
+    renderTable(snapshot.locks, performance.now());
+    renderActivity(snapshot);
+  });
+})();

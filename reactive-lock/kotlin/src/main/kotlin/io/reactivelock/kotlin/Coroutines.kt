@@ -1,0 +1,66 @@
+@file:JvmName("ReactiveLockCoroutines")
+
+package io.reactivelock.kotlin
+
+import io.reactivelock.LockLease
+import io.reactivelock.ReactiveLock
+import java.util.function.Function
+import kotlin.time.Duration
+import kotlin.time.toJavaDuration
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.buffer
+import kotlinx.coroutines.flow.channelFlow
+import kotlinx.coroutines.reactive.awaitSingle
+import kotlinx.coroutines.reactor.mono
+import reactor.core.publisher.Mono
+
+/**
+ * Runs [block] while holding the lock [name] and returns its result; the suspending form of
+ * [ReactiveLock.withLock], with the same contract:
+ *
+ * - suspends until the lock is held, then runs [block] in the caller's context (its dispatcher,
+ *   its elements, [LockLeases] with this lease added); the lease is renewed while it runs;
+ * - [block] returns (null too) or throws: the lock is released, then the same result or exception;
+ * - the caller is cancelled while waiting or while [block] runs: the acquisition or the block is
+ *   cancelled and the lock released at once, without waiting for [block] to reach a suspension point;
+ * - the lease is lost: [block] is cancelled and this throws [io.reactivelock.LockLostException];
+ * - the lock stays busy past the acquire timeout: [io.reactivelock.LockAcquisitionException], and
+ *   [block] never ran.
+ *
+ * [block] runs in a coroutine of its own (the Reactor body), so an exception it throws reaches the
+ * caller through this call, not through the caller's job. Nested calls for a name the enclosing block
+ * holds join it when the lock is a [io.reactivelock.ReentrantReactiveLock]; otherwise they wait.
+ * A [java.time.Duration] is passed as `ttl.toKotlinDuration()`: with a Java duration and a lambda,
+ * Kotlin picks the Reactor member `withLock` instead.
+ *
+ * @throws IllegalArgumentException if [name] or [ttl] is refused by the lock, before anything is sent
+ */
+public suspend fun <T> ReactiveLock.withLock(name: String, ttl: Duration, block: suspend (LockLease) -> T): T {
+    // A Job in the context would make the block a child of the caller; the Mono owns its coroutine instead.
+    val caller = currentCoroutineContext().minusKey(Job)
+    val body = Function<LockLease, Mono<Outcome<T>>> { lease ->
+        mono(caller + LockLeases.inside(caller, lease)) { Outcome(block(lease)) }
+    }
+    return withLock(name, ttl.toJavaDuration(), body).awaitSingle().value
+}
+
+/**
+ * A cold [Flow] that holds the lock [name] while [flow] is collected: each collection takes the lock
+ * (as [withLock]), collects [flow] under it, then releases it. Values are handed on without a buffer,
+ * so the collector has received every value before the release (it may still be processing the last
+ * one). The collector stopping early (`first()`, `take(n)`, cancellation) cancels [flow] and releases
+ * the lock at once; a lost lease cancels [flow] and fails the collection with
+ * [io.reactivelock.LockLostException].
+ *
+ * @throws IllegalArgumentException if [name] or [ttl] is refused by the lock, at this call
+ */
+public fun <T> ReactiveLock.withLockFlow(name: String, ttl: Duration, flow: Flow<T>): Flow<T> {
+    withLock(name, ttl.toJavaDuration(), Mono.empty<Nothing>()) // checks the arguments now; never subscribed
+    return channelFlow { withLock(name, ttl) { flow.collect { send(it) } } }.buffer(Channel.RENDEZVOUS)
+}
+
+/** A block's result, so that a null one travels through the Mono as a value. */
+private class Outcome<T>(val value: T)

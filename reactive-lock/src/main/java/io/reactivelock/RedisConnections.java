@@ -1,0 +1,64 @@
+package io.reactivelock;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.reactivelock.internal.ScriptExecutor;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The two connections of a primitive made from a {@link RedisURI} or a {@link RedisClient}:
+ * commands (for the scripts) and pub/sub (for release notices), and how to close what the
+ * primitive owns. Connecting blocks.
+ */
+record RedisConnections(ScriptExecutor scripts, StatefulRedisPubSubConnection<String, String> pubSub,
+        Supplier<CompletionStage<?>> close) {
+
+    /**
+     * A client of its own for {@code uri}, closed with the connections. It rejects commands while
+     * disconnected, so that an attempt made during an outage fails fast and is retried with
+     * backoff instead of being replayed after its caller gave up.
+     */
+    static RedisConnections open(RedisURI uri) {
+        Objects.requireNonNull(uri, "uri");
+        RedisClient client = RedisClient.create(uri);
+        client.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
+        try {
+            return open(client, client::shutdownAsync);
+        } catch (RuntimeException e) {
+            client.shutdownAsync();
+            throw e;
+        }
+    }
+
+    /** Connections from the caller's client, which stays open. */
+    static RedisConnections open(RedisClient client) {
+        Objects.requireNonNull(client, "client");
+        return open(client, () -> CompletableFuture.completedFuture(null));
+    }
+
+    private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {
+        StatefulRedisConnection<String, String> commands = client.connect(StringCodec.UTF8);
+        StatefulRedisPubSubConnection<String, String> pubSub;
+        try {
+            pubSub = client.connectPubSub(StringCodec.UTF8);
+        } catch (RuntimeException e) {
+            commands.closeAsync();
+            throw e;
+        }
+        return new RedisConnections(new ScriptExecutor(commands.async()), pubSub,
+                // The connections finish closing on the client's event loop; shutting the client down
+                // from there would block that loop, so the shutdown hops off it first.
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
+                        .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)));
+    }
+}

@@ -1,0 +1,147 @@
+package io.reactivelock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * No test waits for something to happen by sleeping: a test awaits the state it needs (Awaitility, a
+ * latch, a sink) or drives time virtually. Every sleep or delay in the test sources must be on
+ * {@link #ALLOWED}, with the reason it is not a wait; an entry that no longer matches fails too, so
+ * the list stays true.
+ */
+class NoSleepsInTestsTest {
+
+    private static final Pattern SLEEP_OR_DELAY = Pattern.compile(
+            "Thread\\.sleep\\(|TimeUnit\\.\\w+\\.sleep\\(|LockSupport\\.park|Mono\\.delay\\(|\\.delayElements?\\(|\\.delaySubscription\\(");
+
+    /** A use of a sleep or delay that is not a wait: the file, a piece of its line, and why. */
+    private record Allowed(String file, String line, String reason) {}
+
+    private static final List<Allowed> ALLOWED = List.of(
+            new Allowed("io/reactivelock/support/BlockHoundActiveTest.java", "Mono.delay(Duration.ofMillis(1))",
+                    "gets the blocking call below onto a Reactor parallel thread"),
+            new Allowed("io/reactivelock/support/BlockHoundActiveTest.java", "Thread.sleep(10)",
+                    "the blocking call BlockHound must report"),
+            new Allowed("io/reactivelock/support/BlockHoundActiveTest.java", "Thread.sleep(1)",
+                    "the blocking call BlockHound must report in a forked JVM"),
+            new Allowed("io/reactivelock/support/ShortLocksBlockHoundIntegrationTest.java", "Thread.sleep(1)",
+                    "the blocking call BlockHound must report or allow, which is what the test is about"),
+            new Allowed("io/reactivelock/examples/BlockHoundActiveTest.java", "Thread.sleep(1)",
+                    "the blocking call BlockHound must report in the example app's test JVM"),
+            new Allowed("io/reactivelock/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
+                    "a body that outlives its TTL, which is what the test is about"),
+            new Allowed("io/reactivelock/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(2500))",
+                    "a body that outlives its TTL, which is what the test is about"),
+            new Allowed("io/reactivelock/ReadWriteLockContract.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window between read and write in which an unprotected body breaks the checker"),
+            new Allowed("io/reactivelock/SemaphoreContract.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window in which an unprotected body exceeds the capacity"),
+            new Allowed("io/reactivelock/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/examples/LocksPageBrowserTest.java", "Mono.delay(Duration.ofMillis(20))",
+                    "bodies of a background load that keeps locks held and waited for while the page is read"),
+            new Allowed("io/reactivelock/nemesis/NemesisClient.java", "run.takeUntilOther(Mono.delay(Duration.ofMillis(cancelMillis)))",
+                    "a random cancellation of an operation, one of the faults the nemesis run injects"),
+            new Allowed("io/reactivelock/nemesis/NemesisClient.java", ".then(Mono.delay(Duration.ofMillis(random.nextLong(0, THINK_MILLIS))))",
+                    "a client's think time between operations: the load's shape, not a wait for a state"),
+            new Allowed("io/reactivelock/nemesis/NemesisClient.java", "Mono.delay(Duration.ofMillis(op.bodyMillis))",
+                    "bodies of random length, some past the TTL, which is what the run is about"),
+            new Allowed("io/reactivelock/nemesis/NemesisClient.java", "LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2))",
+                    "the client's output thread idles between batches of history lines, on its own thread"),
+            new Allowed("io/reactivelock/support/RedisServer.java", "Thread.sleep(duration.toMillis())",
+                    "poll interval of the harness's start-up loop, which checks the server's state after each sleep"),
+            new Allowed("io/reactivelock/support/TcpProxy.java", "LockSupport.parkNanos(frozen ? POLL_NANOS : wait)",
+                    "the latency and freezing the proxy injects, on its own thread"),
+            new Allowed("io/reactivelock/support/CounterWorkload.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window between read and write in which an unprotected body loses updates"),
+            new Allowed("io/reactivelock/faults/LockContender.java", ".delayElement(Duration.ofMillis(1))",
+                    "the window between read and write in which an unprotected body loses updates"),
+            new Allowed("io/reactivelock/ReactiveLockContract.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window between read and write in which an unprotected body loses updates"),
+            new Allowed("io/reactivelock/faults/LatencyTest.java", ".delayElement(Duration.ofMillis(100))",
+                    "the window between read and write in which an unprotected body loses updates"),
+            new Allowed("io/reactivelock/faults/LatencyTest.java", ".delayElement(Duration.ofMillis(1200))",
+                    "a body that outlives its 1 s TTL, which is what the test is about"),
+            new Allowed("io/reactivelock/ReactiveLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
+                    "a body that outlives its 1 s TTL, which is what the test is about"),
+            new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(SHORT_TTL.multipliedBy(3))",
+                    "a body that outlives its TTL, which is what the test is about"),
+            new Allowed("io/reactivelock/faults/CancelStormTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/CancellationSafetyTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(295))",
+                    "a body's length in virtual time"),
+            new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(3))",
+                    "a body's length in virtual time"));
+
+    /** The test sources of this module and of the example app next to it. */
+    private static final List<Path> ROOTS = List.of(Path.of("src/test/java"), Path.of("../examples-webflux/src/test/java"));
+
+    @Test
+    void everySleepOrDelayInTheTestSourcesIsOnTheAllowListWithItsReason() {
+        Path basedir = Path.of(System.getProperty("basedir", ""));
+        assertThat(basedir.resolve(ROOTS.get(0))).as("this module's test sources").isDirectory();
+        List<String> unlisted = new ArrayList<>();
+        Set<Allowed> used = new HashSet<>();
+        for (Path root : ROOTS) {
+            Path dir = basedir.resolve(root);
+            for (Path source : javaFiles(dir)) {
+                String file = dir.relativize(source).toString().replace('\\', '/');
+                if (file.endsWith("/" + NoSleepsInTestsTest.class.getSimpleName() + ".java")) {
+                    continue; // its list names what it looks for
+                }
+                List<String> lines = read(source);
+                for (int i = 0; i < lines.size(); i++) {
+                    String line = lines.get(i);
+                    if (!SLEEP_OR_DELAY.matcher(line).find()) {
+                        continue;
+                    }
+                    List<Allowed> covering = ALLOWED.stream().filter(a -> a.file().equals(file) && line.contains(a.line())).toList();
+                    if (covering.isEmpty()) {
+                        unlisted.add(root.resolve(file) + ":" + (i + 1) + ": " + line.strip());
+                    }
+                    used.addAll(covering);
+                }
+            }
+        }
+        assertThat(unlisted)
+                .as("sleeps and delays that are not on the allow-list: await the state you need, or list the use and why it is not a wait")
+                .isEmpty();
+        assertThat(ALLOWED).as("allow-list entries that match no line any more").filteredOn(a -> !used.contains(a)).isEmpty();
+    }
+
+    private static List<Path> javaFiles(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            return paths.filter(p -> p.toString().endsWith(".java")).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<String> read(Path source) {
+        try {
+            return Files.readAllLines(source);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

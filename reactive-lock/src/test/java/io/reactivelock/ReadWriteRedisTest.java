@@ -1,0 +1,101 @@
+package io.reactivelock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+
+/** What the Redis read-write lock keeps in Redis and how its waiters learn of a release. */
+@WithRedis
+class ReadWriteRedisTest {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private final RedisServer redis;
+    private ReactiveRedisReadWriteLock lock;
+    private ReactiveRedisReadWriteLock other;
+
+    ReadWriteRedisTest(RedisServer redis) {
+        this.redis = redis;
+    }
+
+    @AfterEach
+    void close() {
+        for (ReactiveRedisReadWriteLock l : new ReactiveRedisReadWriteLock[] {lock, other}) {
+            if (l != null) {
+                l.close();
+            }
+        }
+    }
+
+    @Test
+    void aWriterIsAKeyHoldingItsTokenAndItsFencingTokenIsTheRecordsValue() {
+        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        StepVerifier.create(lock.withWriteLock("catalog", TTL, lease -> Mono.fromCallable(() -> {
+                    assertThat(redis.call("GET", "lock:{catalog}:rw:writer")).isEqualTo(lease.token());
+                    assertThat(Long.parseLong(redis.call("PTTL", "lock:{catalog}:rw:writer"))).isBetween(25_000L, 30_000L);
+                    assertThat(redis.call("GET", "lock:{catalog}:rw:writer:fence")).isEqualTo(Long.toString(lease.fencingToken()));
+                    return "checked";
+                }).subscribeOn(Schedulers.boundedElastic())))
+                .expectNext("checked")
+                .verifyComplete();
+        assertThat(redis.call("EXISTS", "lock:{catalog}:rw:writer")).isEqualTo("0");
+    }
+
+    @Test
+    void aReaderIsAMemberOfTheReadersScoredByTheEndOfItsLease() {
+        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        String key = "lock:{catalog}:rw:readers";
+        StepVerifier.create(lock.withReadLock("catalog", TTL, lease -> Mono.fromCallable(() -> {
+                    List<Object> members = redis.callList("ZRANGE", key, "0", "-1", "WITHSCORES");
+                    long serverMillis = Long.parseLong(String.valueOf(redis.callList("TIME").get(0))) * 1000;
+                    assertThat(members).hasSize(2).first().isEqualTo(lease.token());
+                    assertThat(Long.parseLong(String.valueOf(members.get(1))) - serverMillis)
+                            .as("lease end, from the server's clock (whole seconds)").isBetween(25_000L, 31_000L);
+                    assertThat(Long.parseLong(redis.call("PTTL", key))).isBetween(25_000L, 30_000L);
+                    return "checked";
+                }).subscribeOn(Schedulers.boundedElastic())))
+                .expectNext("checked")
+                .verifyComplete();
+        assertThat(redis.call("EXISTS", key)).isEqualTo("0");
+    }
+
+    @Test
+    void theLastReaderLeavingWakesAWriterOfAnotherInstanceThroughItsNoticeNotItsBackoff() {
+        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        // A 10-minute backoff: the writer can only get the lock in time through the release notice.
+        other = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        Sinks.Empty<Void> reader = Sinks.empty();
+        Disposable reading = lock.withReadLock("a", TTL, reader.asMono()).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}:rw:readers")));
+        StepVerifier.create(other.withWriteLock("a", TTL, Mono.just("woken")))
+                .expectSubscription()
+                .then(() -> await().pollInterval(Duration.ofMillis(10))
+                        .until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:rw:released")))
+                .then(reader::tryEmitEmpty)
+                .expectNext("woken")
+                .expectComplete()
+                .verify(WAIT);
+        reading.dispose();
+    }
+
+    @Test
+    void aClosedLockRefusesNewAcquisitions() {
+        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        lock.close();
+        StepVerifier.create(lock.withReadLock("a", TTL, Mono.just(1))).expectError(LockClosedException.class).verify(WAIT);
+        StepVerifier.create(lock.withWriteLock("a", TTL, Mono.just(1))).expectError(LockClosedException.class).verify(WAIT);
+    }
+}

@@ -1,0 +1,79 @@
+package io.reactivelock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's "Fencing tokens" and "Guarantees and limits" sections name the tests that show each
+ * claim, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`} or
+ * {@code `SomeTest`'s `methodPrefix…`}: every one of them must exist, so that a renamed or removed
+ * test cannot leave a claim pointing at nothing.
+ */
+class ReadmeTestReferencesTest {
+
+    private static final Path TESTS = Path.of("src/test/java/io/reactivelock");
+    private static final Pattern REFERENCE = Pattern.compile(
+            "`((?:\\w+\\.)?\\w+Test)(?:\\.(\\w+)…?)?`(?:'s `(\\w+)…?`)?");
+
+    @Test
+    void everyTestTheGuaranteesNameExists() throws IOException {
+        String readme = Files.readString(Path.of("..", "README.md"));
+        String sections = section(readme, "## Fencing tokens") + section(readme, "## Guarantees and limits");
+        List<String> missing = new ArrayList<>();
+        int references = 0;
+        Matcher m = REFERENCE.matcher(sections);
+        while (m.find()) {
+            references++;
+            Path source = find(m.group(1));
+            if (source == null) {
+                missing.add(m.group() + ": no such test class");
+                continue;
+            }
+            String method = m.group(2) != null ? m.group(2) : m.group(3);
+            if (method != null && !declares(source, method)) {
+                missing.add(m.group() + ": no test method starting with " + method + " in " + source + " or what it extends");
+            }
+        }
+        assertThat(references).as("test references found in the two sections").isGreaterThan(20);
+        assertThat(missing).as("tests the README names that do not exist").isEmpty();
+    }
+
+    /** The source of a test class named {@code faults.SomeTest}, or {@code SomeTest} in any package; null if none. */
+    private static Path find(String name) throws IOException {
+        Path qualified = TESTS.resolve(name.replace('.', '/') + ".java");
+        if (Files.isRegularFile(qualified) || name.contains(".")) {
+            return Files.isRegularFile(qualified) ? qualified : null;
+        }
+        try (Stream<Path> sources = Files.walk(TESTS)) {
+            return sources.filter(p -> p.getFileName().toString().equals(name + ".java")).findFirst().orElse(null);
+        }
+    }
+
+    /** Whether the class in {@code source}, or a class it extends in the same directory, declares a method starting with {@code prefix}. */
+    private static boolean declares(Path source, String prefix) throws IOException {
+        String code = Files.readString(source);
+        if (code.contains("void " + prefix)) {
+            return true;
+        }
+        Matcher parent = Pattern.compile("extends (\\w+)").matcher(code);
+        Path parentSource = parent.find() ? source.resolveSibling(parent.group(1) + ".java") : null;
+        return parentSource != null && Files.isRegularFile(parentSource) && declares(parentSource, prefix);
+    }
+
+    /** The text of the section under {@code heading}, up to the next heading of the same level. */
+    private static String section(String readme, String heading) {
+        int start = readme.indexOf(heading + "\n");
+        assertThat(start).as(heading).isNotNegative();
+        int end = readme.indexOf("\n## ", start + heading.length());
+        return readme.substring(start, end < 0 ? readme.length() : end);
+    }
+}

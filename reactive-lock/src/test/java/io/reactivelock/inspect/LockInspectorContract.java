@@ -1,0 +1,286 @@
+package io.reactivelock.inspect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.internal.LockKeys;
+import io.reactivelock.support.RecordingListener;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * What a {@link LockInspector} shows of locks taken by {@link ReactiveRedisLock}, on a real Redis:
+ * standalone ({@link LockInspectorTest}) and Cluster ({@link ClusterLockInspectorTest}).
+ */
+abstract class LockInspectorContract {
+
+    static final Duration TTL = Duration.ofSeconds(30);
+    static final Duration WAIT = Duration.ofSeconds(30);
+    static final Duration POLL = Duration.ofMillis(20);
+    static final LockKeys KEYS = new LockKeys(LockOptions.DEFAULT_KEY_PREFIX);
+
+    private final List<Disposable> subscriptions = new ArrayList<>();
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    /** A lock with release notices, closed after the test. */
+    abstract ReactiveRedisLock lock(LockOptions options);
+
+    /** An inspector of the same Redis. */
+    abstract LockInspector newInspector(InspectorOptions options);
+
+    /** A lock on a connection of its own, and what cuts that connection as a crash of its process would. */
+    abstract Crashable crashableLock(LockOptions options);
+
+    /** Commands for the test's own writes and checks. */
+    abstract RedisClusterAsyncCommands<String, String> redis();
+
+    record Crashable(ReactiveRedisLock lock, Runnable crash) {}
+
+    @AfterEach
+    void closeEverything() throws Exception {
+        subscriptions.forEach(Disposable::dispose);
+        for (AutoCloseable resource : resources) {
+            resource.close();
+        }
+    }
+
+    <T extends AutoCloseable> T closedAfterTheTest(T resource) {
+        resources.add(0, resource);
+        return resource;
+    }
+
+    LockInspector inspector(InspectorOptions options) {
+        return closedAfterTheTest(newInspector(options));
+    }
+
+    LockInspector inspector() {
+        return inspector(InspectorOptions.defaults());
+    }
+
+    /** Holds {@code name} until {@code release} completes; returns the lease once held. */
+    LockLease hold(ReactiveRedisLock lock, String name, Sinks.Empty<Void> release) {
+        AtomicReference<LockLease> lease = new AtomicReference<>();
+        subscriptions.add(lock.withLock(name, TTL, granted -> {
+            lease.set(granted);
+            return release.asMono();
+        }).subscribe());
+        await("lock " + name + " held").atMost(WAIT).pollInterval(POLL).until(() -> lease.get() != null);
+        return lease.get();
+    }
+
+    static Set<String> allNames(LockInspector inspector) {
+        return new HashSet<>(inspector.names().collectList().block(WAIT));
+    }
+
+    @Test
+    void aHeldLockShowsItsAbbreviatedHolderLeaseAndFencingTokenAndOnceReleasedIsFreeAndUnlisted() {
+        ReactiveRedisLock lock = lock(LockOptions.defaults());
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> release = Sinks.empty();
+        LockLease lease = hold(lock, "order:42", release);
+
+        LockState held = inspector.inspect("order:42").block(WAIT);
+        assertThat(held.held()).isTrue();
+        assertThat(held.holder()).as("the first 8 characters of the holder's token, never the whole token")
+                .isEqualTo(lease.token().substring(0, 8));
+        assertThat(held.ttl()).isPositive().isLessThanOrEqualTo(TTL);
+        assertThat(held.fencingToken()).isEqualTo(lease.fencingToken());
+        assertThat(held.waiting()).isZero();
+        assertThat(held.waiters()).isEmpty();
+        assertThat(allNames(inspector)).containsExactly("order:42");
+
+        release.tryEmitEmpty();
+        await().atMost(WAIT).pollInterval(POLL).until(() -> !inspector.inspect("order:42").block(WAIT).held());
+        LockState free = inspector.inspect("order:42").block(WAIT);
+        assertThat(free.holder()).isNull();
+        assertThat(free.ttl()).isNull();
+        assertThat(free.fencingToken()).as("the record of the last token outlives the lease").isEqualTo(lease.fencingToken());
+        assertThat(allNames(inspector)).isEmpty();
+    }
+
+    @Test
+    void aFairLineOfThreeWaitersIsShownInArrivalOrderWithTheirLeasesAndTheyGetTheLockInThatOrder() {
+        LockOptions fair = LockOptions.builder().fair(true).acquireTimeout(WAIT).build();
+        ReactiveRedisLock lock = lock(fair);
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> release = Sinks.empty();
+        LockLease holder = hold(lock, "line", release);
+        List<String> grantedInOrder = new CopyOnWriteArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            subscriptions.add(lock.withLock("line", TTL, lease -> Mono.fromRunnable(() -> grantedInOrder.add(lease.token())))
+                    .subscribe());
+            int queued = i;
+            await("waiter " + i + " in the line").atMost(WAIT).pollInterval(POLL)
+                    .until(() -> inspector.inspect("line").block(WAIT).waiting() == queued);
+        }
+
+        LockState state = inspector.inspect("line").block(WAIT);
+        assertThat(state.holder()).isEqualTo(holder.token().substring(0, 8));
+        assertThat(state.waiting()).isEqualTo(3);
+        assertThat(state.waiters()).hasSize(3).allSatisfy(waiter -> {
+            assertThat(waiter.token()).hasSize(8);
+            assertThat(waiter.leaseLeft()).as("a live waiter's place is kept for at most one waiter lease")
+                    .isPositive().isLessThanOrEqualTo(fair.waiterLease());
+        });
+
+        release.tryEmitEmpty();
+        await("every waiter served").atMost(WAIT).pollInterval(POLL).until(() -> grantedInOrder.size() == 3);
+        assertThat(state.waiters()).extracting(LockState.Waiter::token)
+                .as("the line as shown is the order in which the waiters got the lock")
+                .containsExactlyElementsOf(grantedInOrder.stream().map(token -> token.substring(0, 8)).toList());
+        await().atMost(WAIT).pollInterval(POLL).until(() -> !inspector.inspect("line").block(WAIT).held());
+        assertThat(inspector.inspect("line").block(WAIT).waiting()).isZero();
+    }
+
+    @Test
+    void aLockWhoseHolderCrashedIsListedUntilItExpiresThenDisappears() {
+        Crashable crashable = crashableLock(LockOptions.defaults());
+        LockInspector inspector = inspector();
+        Duration ttl = Duration.ofMillis(800);
+        AtomicReference<LockLease> lease = new AtomicReference<>();
+        subscriptions.add(crashable.lock().withLock("crashed", ttl, granted -> {
+            lease.set(granted);
+            return Mono.never();
+        }).subscribe(value -> {}, error -> {}));
+        await().atMost(WAIT).pollInterval(POLL).until(() -> lease.get() != null);
+        assertThat(allNames(inspector)).containsExactly("crashed");
+        assertThat(inspector.inspect("crashed").block(WAIT).ttl()).isPositive().isLessThanOrEqualTo(ttl);
+
+        crashable.crash().run();
+
+        await("the lease to run out").atMost(WAIT).pollInterval(POLL).until(() -> allNames(inspector).isEmpty());
+        LockState state = inspector.inspect("crashed").block(WAIT);
+        assertThat(state.held()).isFalse();
+        assertThat(state.fencingToken()).isEqualTo(lease.get().fencingToken());
+    }
+
+    @Test
+    void hostileNamesAreListedAndInspectedAsTheyWereGivenAndForeignKeysUnderThePrefixAreNot() {
+        List<String> hostile = List.of("{", "}", "{}", "a{b}c", "%", "%7B", "%%7D%25", "x}{y",
+                "ключ {🔒} ü", "*?[a-z]\\", " ", "lock:{nested}",
+                "{%}".repeat(170) + "🔒"); // 512 UTF-16 characters
+        assertThat(hostile.get(hostile.size() - 1)).hasSize(512);
+        ReactiveRedisLock lock = lock(LockOptions.defaults());
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> release = Sinks.empty();
+        List<LockLease> leases = hostile.stream().map(name -> hold(lock, name, release)).toList();
+        // Keys under the prefix that no lock name gives: a stray escape, a name's other keys.
+        join(redis().set("lock:{%41}", "x"), redis().set("lock:{a}b}", "x"), redis().set("lock:{}", "x"),
+                redis().set(LockKeys.fenceKey(KEYS.lockKey("fenced")), "1"), redis().set("other:{a}", "x"));
+
+        assertThat(allNames(inspector)).containsExactlyInAnyOrderElementsOf(hostile);
+        for (LockLease lease : leases) {
+            LockState state = inspector.inspect(lease.name()).block(WAIT);
+            assertThat(state.name()).isEqualTo(lease.name());
+            assertThat(state.holder()).as(lease.name()).isEqualTo(lease.token().substring(0, 8));
+            assertThat(state.fencingToken()).as(lease.name()).isEqualTo(lease.fencingToken());
+        }
+        assertThatThrownBy(() -> inspector.inspect("x".repeat(513))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> inspector.inspect("\uD800")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void tenThousandLocksArePagedThroughWithBoundedCountsOnNonBlockingThreads() {
+        List<String> names = IntStream.range(0, 10_000).mapToObj(i -> "bulk:" + i).toList();
+        // Lock and fencing keys as the lock writes them (the fencing keys must not be listed).
+        join(names.stream().flatMap(name -> {
+            String key = KEYS.lockKey(name);
+            return Stream.of(redis().set(key, "token-" + name, SetArgs.Builder.px(TTL.toMillis())),
+                    redis().set(LockKeys.fenceKey(key), "1", SetArgs.Builder.px(TTL.toMillis())));
+        }).toArray(RedisFuture<?>[]::new));
+        LockInspector inspector = inspector();
+
+        // Page by page as a caller would, passing each cursor back, from a parallel (non-blocking) thread.
+        List<LockPage> pages = Mono.defer(() -> inspector.page(null, 500))
+                .expand(page -> page.last() ? Mono.empty() : inspector.page(page.cursor(), 500))
+                .subscribeOn(Schedulers.parallel())
+                .collectList()
+                .block(WAIT);
+
+        List<String> listed = pages.stream().flatMap(page -> page.names().stream()).toList();
+        assertThat(pages.size()).as("pages").isGreaterThan(10);
+        assertThat(pages.get(pages.size() - 1).last()).isTrue();
+        assertThat(new HashSet<>(listed)).as("every lock, and nothing else (no fencing key)").isEqualTo(new HashSet<>(names));
+        assertThat(inspector.names().subscribeOn(Schedulers.parallel()).collect(Collectors.toSet()).block(WAIT))
+                .hasSize(names.size());
+    }
+
+    @Test
+    void forceReleaseDeletesTheLockOnlyForTheHolderSeenAndTellsTheListenerAndTheHolder() {
+        ReactiveRedisLock lock = lock(LockOptions.builder().acquireTimeout(WAIT).build());
+        RecordingListener audit = new RecordingListener();
+        LockInspector admin = inspector(InspectorOptions.of(LockOptions.builder().listener(audit).build())
+                .withForceReleaseEnabled());
+        Sinks.Empty<Void> releaseFirst = Sinks.empty();
+        LockLease first = hold(lock, "stuck", releaseFirst);
+        String firstSeen = admin.inspect("stuck").block(WAIT).holder();
+        assertThat(firstSeen).isEqualTo(first.token().substring(0, 8));
+
+        // The holder the operator saw left; a newer one holds the lock.
+        releaseFirst.tryEmitEmpty();
+        AtomicReference<LockLease> second = new AtomicReference<>();
+        AtomicReference<Throwable> secondEnded = new AtomicReference<>();
+        subscriptions.add(lock.withLock("stuck", Duration.ofSeconds(3), lease -> {
+            second.set(lease);
+            return Mono.never();
+        }).subscribe(value -> {}, secondEnded::set));
+        await().atMost(WAIT).pollInterval(POLL).until(() -> second.get() != null);
+
+        assertThat(admin.forceRelease("stuck", firstSeen).block(WAIT)).as("stale holder").isFalse();
+        assertThat(admin.inspect("stuck").block(WAIT).holder()).isEqualTo(second.get().token().substring(0, 8));
+        assertThat(audit.list).isEmpty();
+
+        String secondSeen = admin.inspect("stuck").block(WAIT).holder();
+        assertThat(admin.forceRelease("stuck", secondSeen).block(WAIT)).isTrue();
+        assertThat(admin.inspect("stuck").block(WAIT).held()).isFalse();
+        assertThat(audit.list).containsExactly("lost stuck");
+        assertThat(audit.lost.get(0)).isInstanceOf(LockLostException.class).hasMessageContaining(secondSeen);
+        await("the holder to find out at its next renewal").atMost(WAIT).pollInterval(POLL)
+                .until(() -> secondEnded.get() != null);
+        assertThat(secondEnded.get()).isInstanceOf(LockLostException.class);
+    }
+
+    @Test
+    void forceReleaseIsRefusedUnlessEnabledAndSendsNothing() {
+        ReactiveRedisLock lock = lock(LockOptions.defaults());
+        LockLease lease = hold(lock, "kept", Sinks.empty());
+        LockInspector inspector = inspector();
+
+        assertThatThrownBy(() -> inspector.forceRelease("kept", lease.token().substring(0, 8)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("withForceReleaseEnabled");
+        assertThat(inspector.inspect("kept").block(WAIT).holder()).isEqualTo(lease.token().substring(0, 8));
+    }
+
+    /** Waits for the test's own writes. */
+    static void join(RedisFuture<?>... futures) {
+        CompletableFuture.allOf(Arrays.stream(futures).map(RedisFuture::toCompletableFuture).toArray(CompletableFuture<?>[]::new))
+                .orTimeout(WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                .join();
+    }
+}
