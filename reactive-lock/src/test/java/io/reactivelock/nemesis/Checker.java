@@ -31,7 +31,8 @@ final class Checker {
 
     /**
      * Redis keeps expiry times in whole milliseconds and may expire a key up to 1 ms before the
-     * lease the client counted from its send time; overlaps up to twice that are not counted.
+     * lease the client counted from its send time: a holder entering at most twice that before the
+     * previous holder's lease ended is not counted as an overlap.
      */
     static final long EXPIRY_GRANULARITY_NANOS = Duration.ofMillis(2).toNanos();
 
@@ -141,16 +142,16 @@ final class Checker {
                     if (validOverlap <= 0) {
                         count("bodies overlapping while the earlier holder's lease had run out: "
                                 + cause(a, a.validEnd(), b.enter()));
-                    } else if (validOverlap <= EXPIRY_GRANULARITY_NANOS) {
-                        count("valid leases overlapping by at most Redis' expiry granularity ("
-                                + Duration.ofNanos(EXPIRY_GRANULARITY_NANOS).toMillis() + " ms)");
                     } else if (lockRedisLostData(a.leaseStart(), b.enter())) {
                         count("valid leases overlapping after the lock Redis was restarted empty");
+                    } else if (a.validUntil() - b.enter() <= EXPIRY_GRANULARITY_NANOS) {
+                        count("a holder entering at most Redis' expiry granularity ("
+                                + Duration.ofNanos(EXPIRY_GRANULARITY_NANOS).toMillis() + " ms) before the previous lease ended");
                     } else {
                         violations.add(new Violation(Kind.MUTUAL_EXCLUSION, b.enter(), b.name(),
                                 a.id() + " (fence " + a.fence() + ") and " + b.id() + " (fence " + b.fence()
                                         + ") held valid leases together for " + millis(validOverlap), List.of(a.id(), b.id()),
-                                cause(a, a.enter(), b.enter())));
+                                cause(a, a.start(), b.enter())));
                     }
                 }
                 inside.add(b);

@@ -74,6 +74,12 @@ final class NemesisRun {
     private NemesisRun(Settings settings, Path directory) throws IOException {
         this.settings = settings;
         this.directory = Files.createDirectories(directory);
+        // What an earlier run wrote there (its close-ups, say) must not pass for this run's.
+        try (var earlier = Files.list(directory)) {
+            for (Path file : earlier.filter(Files::isRegularFile).toList()) {
+                Files.delete(file);
+            }
+        }
         this.events = Files.newBufferedWriter(directory.resolve("events.log"), UTF_8);
     }
 

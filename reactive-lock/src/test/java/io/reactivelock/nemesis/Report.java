@@ -26,8 +26,9 @@ import java.util.stream.Collectors;
 /**
  * Writes a run's report into its directory: {@code report.md} (what ran, operations, faults by
  * kind, violations by kind, what the guarantees allow, each violation with the slice of history
- * around it, and the same for the negative control), {@code timeline.svg} (the whole run) and
- * {@code close-up-N.svg} / {@code control-close-up-N.svg} (a few seconds around the first ones).
+ * around it, and the same for the negative control), {@code timeline.svg} (the whole run),
+ * {@code close-up-N.svg} / {@code control-close-up-N.svg} (a few seconds around the first ones),
+ * {@code faults.log} and {@code resource.log} (every fault, every access to the resource).
  */
 final class Report {
 
@@ -53,6 +54,11 @@ final class Report {
         Files.writeString(directory.resolve("timeline.svg"), Timeline.overview(history, findings, control), UTF_8);
         List<Violation> closeUps = closeUps(history, findings, false, directory, "close-up-");
         List<Violation> controlCloseUps = closeUps(history, control, true, directory, "control-close-up-");
+        Files.write(directory.resolve("resource.log"), history.accesses().stream()
+                .map(a -> String.join(" ", Long.toString(a.seq()), a.op(), a.name(), a.fenced() ? "fenced" : "unfenced",
+                        a.write() ? "write" : "read", Long.toString(a.fence()), Long.toString(a.seenBefore()),
+                        Long.toString(a.valueBefore()), a.accepted() ? "accepted" : "refused", Long.toString(a.valueRead())))
+                .toList(), UTF_8);
         Files.write(directory.resolve("faults.log"), history.faults().stream()
                 .map(f -> String.format(Locale.ROOT, "%.3f %.3f %s %s %s", f.start() / 1e9, f.end() / 1e9, f.kind().label(),
                         f.target(), f.detail()).strip())
@@ -214,7 +220,9 @@ final class Report {
                     longest / 1e9, kind.description()));
         }
         md.append(String.format(Locale.ROOT, "%n%d faults in all, each with its start and end (seconds since the run's origin)"
-                + " in [`faults.log`](faults.log) and on `timeline.svg`; the clients' events are in `events.log`.%n",
+                + " in [`faults.log`](faults.log) and on `timeline.svg`; the clients' events are in `events.log`, the"
+                + " resource's accesses in `resource.log` (seq op name twin kind fence seen-before value-before outcome"
+                + " value-read).%n",
                 history.faults().size()));
     }
 
