@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.util.retry.Retry;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
@@ -35,6 +34,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** How long the fencing record outlives the lease it was issued with. */
     static final Duration FENCE_RETENTION = Duration.ofSeconds(60);
+
+    /** How many times the holder's own release is sent before it is left to the background. */
+    static final int RELEASE_TRIES = 4;
 
     final LockOptions options;
     final LockKeys keys;
@@ -158,8 +160,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return Mono.fromFuture(handOff, true)
-                    .timeout(options.commandTimeout(), options.scheduler())
+            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), options.scheduler())
                     .doOnNext(result -> {
                         if (!handedOver(result)) {
                             next.unreserve();
@@ -200,11 +201,16 @@ class RedisStore implements LockStore<RedisStore.Call> {
         recipient.wake();
     }
 
+    /** The release, tried up to {@value #RELEASE_TRIES} times while it fails with a transient error, a backoff step apart. */
     private Mono<Void> releaseCommand(Call call) {
-        return Mono.defer(() -> command(releaseScript(), releaseKeys(call), releaseArgs(call)))
-                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
-                        .filter(RedisErrors::isTransient))
-                .then();
+        return releaseCommand(call, 0);
+    }
+
+    private Mono<Void> releaseCommand(Call call, int tried) {
+        return command(releaseScript(), releaseKeys(call), releaseArgs(call))
+                .then()
+                .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
+                        e -> Mono.delay(backoff.step(tried), options.scheduler()).then(releaseCommand(call, tried + 1)));
     }
 
     @Override
@@ -265,8 +271,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     Mono<Long> command(LuaScript script, String[] keys, String... args) {
-        return Mono.fromCompletionStage(() -> scripts.run(script, keys, args))
-                .timeout(options.commandTimeout(), options.scheduler());
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), options.scheduler());
     }
 
     @Override
