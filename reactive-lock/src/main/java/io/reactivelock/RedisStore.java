@@ -162,6 +162,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
                     });
             return ScriptExecutor.within(() -> handOff, options.commandTimeout(), options.scheduler())
                     .doOnNext(result -> {
+                        if (handedOver(result) || handedOnByRelease(result)) {
+                            call.acquisition.handedOff();
+                        }
                         if (!handedOver(result)) {
                             next.unreserve();
                             notHandedOver(recipient);
@@ -196,6 +199,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return result > 0;
     }
 
+    /** Whether a release script's result means Redis handed the lock to a waiter (of any process). */
+    boolean handedOnByRelease(long result) {
+        return false;
+    }
+
     /** The lease was already gone: the reserved waiter tries on its own. */
     void notHandedOver(LockCore<Call>.Acquisition recipient) {
         recipient.wake();
@@ -208,6 +216,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     private Mono<Void> releaseCommand(Call call, int tried) {
         return command(releaseScript(), releaseKeys(call), releaseArgs(call))
+                .doOnNext(result -> {
+                    if (handedOnByRelease(result)) {
+                        call.acquisition.handedOff();
+                    }
+                })
                 .then()
                 .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
                         e -> Mono.delay(backoff.step(tried), options.scheduler()).then(releaseCommand(call, tried + 1)));
