@@ -44,9 +44,9 @@ import reactor.util.Loggers;
  *
  * <p>It only reads ({@code SCAN}, {@code GET}, {@code PTTL}, {@code LRANGE}, {@code LLEN},
  * {@code ZCARD}, {@code HMGET}, {@code ZCOUNT}, {@code ZRANGEBYSCORE}, {@code TIME}) and never
- * blocks. Listing uses {@code SCAN} with a bounded
- * {@code COUNT}, never {@code KEYS}, on every master of a Cluster. Holders' tokens are shown
- * abbreviated to their first 8 characters: the whole token is what releases the lock.
+ * blocks. Listing uses {@code SCAN} with a bounded {@code COUNT}, never {@code KEYS}, on every
+ * master of a Cluster. Holders' tokens are shown abbreviated to their first 8 characters: the
+ * whole token is what releases the lock.
  *
  * <p>The one exception is {@link #forceRelease}, an administrative operation that must be enabled
  * explicitly ({@link InspectorOptions#withForceReleaseEnabled()}).
