@@ -23,7 +23,7 @@ import reactor.util.context.Context;
  * LeaderElection election = LeaderElection.of(ReactiveRedisLock.create(uri));
  *
  * // Runs the job on one instance at a time; cancelled there when its leadership is lost.
- * Flux<Report> reports = election.whileLeader("nightly-report", Duration.ofSeconds(10), leadership ->
+ * Flux<Report> built = election.whileLeader("nightly-report", Duration.ofSeconds(10), leadership ->
  *         Flux.interval(Duration.ofMinutes(1)).concatMap(tick -> reports.build(leadership.term())));
  * }</pre>
  *
