@@ -193,7 +193,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     }
 
     private Mono<Long> command(Command c) {
-        return Mono.fromCompletionStage(() -> run(c)).timeout(options.commandTimeout(), options.scheduler());
+        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), options.scheduler());
     }
 
     @Override
