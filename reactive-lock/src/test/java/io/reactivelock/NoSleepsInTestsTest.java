@@ -85,6 +85,8 @@ class NoSleepsInTestsTest {
                     "a body that outlives its TTL, which is what the test is about"),
             new Allowed("io/reactivelock/faults/CancelStormTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/LeaderElectionTest.java", "Mono.delay(Duration.ofMillis(1 + random.nextInt(20)))",
+                    "terms of random length, so that random cancels land while candidates wait, lead and step down"),
             new Allowed("io/reactivelock/CancellationSafetyTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
