@@ -82,7 +82,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     /** An acquisition of {@code n} of the {@code capacity} permits of a semaphore. */
     Call permits(LockCore<Call>.Acquisition a, int capacity, int n) {
-        String key = keys.lockKey(a.name()) + ":permits";
+        String key = LockKeys.permitsKey(keys.lockKey(a.name()));
         String[] keys = {key};
         String member = n + ":" + a.token();
         String ttl = Long.toString(a.ttl().toMillis());
@@ -96,10 +96,11 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     /** An acquisition of a read-write lock, for writing or for reading. */
     Call readWrite(LockCore<Call>.Acquisition a, boolean write) {
-        String rw = keys.lockKey(a.name()) + ":rw";
-        String writer = rw + ":writer";
-        String readers = rw + ":readers";
-        String waiting = rw + ":writers-waiting";
+        String lockKey = keys.lockKey(a.name());
+        String rw = LockKeys.readWriteKey(lockKey);
+        String writer = LockKeys.writerKey(lockKey);
+        String readers = LockKeys.readersKey(lockKey);
+        String waiting = LockKeys.writersWaitingKey(lockKey);
         String token = a.token();
         String ttl = Long.toString(a.ttl().toMillis());
         String channel = LockKeys.releaseChannel(rw);

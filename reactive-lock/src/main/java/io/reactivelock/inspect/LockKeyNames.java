@@ -8,24 +8,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * Reads names back from keys: the {@code SCAN} pattern of the keys that show a name is held, and the
  * name such a key belongs to. A name is held when one of these keys exists: its lock key
- * ({@code <prefix>:{<escaped name>}}), its semaphore's permits ({@link #PERMITS}), its read-write
- * lock's writer ({@link #WRITER}) or readers ({@link #READERS}). {@link LockKeys} stays the
+ * ({@code <prefix>:{<escaped name>}}), its semaphore's permits ({@link LockKeys#PERMITS}), its read-write
+ * lock's writer ({@link LockKeys#WRITER}) or readers ({@link LockKeys#READERS}). {@link LockKeys} stays the
  * authority on the escaping: a key counts only if {@link LockKeys#lockKey} of the decoded name,
  * followed by one of those suffixes, gives it back.
  */
 final class LockKeyNames {
 
-    /** After the lock key: the permits of the name's semaphore (a lease set, see {@code SemaphoreStore}). */
-    static final String PERMITS = ":permits";
-    /** After the lock key: the writer of the name's read-write lock (see {@code ReadWriteStore}). */
-    static final String WRITER = ":rw:writer";
-    /** After the lock key: the readers of the name's read-write lock (a lease set). */
-    static final String READERS = ":rw:readers";
-    /** After the lock key: the writers waiting for the name's read-write lock (a lease set). */
-    static final String WRITERS_WAITING = ":rw:writers-waiting";
-
     /** What follows the lock key in a key that shows its name is held; the lock key itself has nothing. */
-    private static final List<String> HELD = List.of("", PERMITS, WRITER, READERS);
+    private static final List<String> HELD = List.of("", LockKeys.PERMITS, LockKeys.WRITER, LockKeys.READERS);
 
     private final LockKeys keys;
     private final String start;

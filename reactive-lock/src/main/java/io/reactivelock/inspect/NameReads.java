@@ -56,10 +56,10 @@ final class NameReads {
         this.commands = redis.commands();
         this.name = name;
         String queueKey = LockKeys.queueKey(key);
-        String writerKey = key + LockKeyNames.WRITER;
-        this.permitsKey = key + LockKeyNames.PERMITS;
-        this.readersKey = key + LockKeyNames.READERS;
-        this.waitingWritersKey = key + LockKeyNames.WRITERS_WAITING;
+        String writerKey = LockKeys.writerKey(key);
+        this.permitsKey = LockKeys.permitsKey(key);
+        this.readersKey = LockKeys.readersKey(key);
+        this.waitingWritersKey = LockKeys.writersWaitingKey(key);
         this.waitersKey = LockKeys.waitersKey(key);
         time = redis.time(key).toCompletableFuture();
         holder = commands.get(key).toCompletableFuture();
