@@ -49,6 +49,8 @@ class NoSleepsInTestsTest {
                     "the window in which two unprotected bodies hold one name"),
             new Allowed("io/reactivelock/MultiLockContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/MultiLockRedisTest.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window in which two unprotected bodies hold one name"),
             new Allowed("io/reactivelock/ReadWriteLockContract.java", ".delayElement(Duration.ofMillis(2))",
                     "the window between read and write in which an unprotected body breaks the checker"),
             new Allowed("io/reactivelock/SemaphoreContract.java", ".delayElement(Duration.ofMillis(2))",
