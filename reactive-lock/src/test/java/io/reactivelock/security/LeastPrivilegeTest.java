@@ -35,8 +35,7 @@ import reactor.test.StepVerifier;
  * The lock works for a Redis user that has exactly the README's ACL line for the server
  * ({@link LockUser#rules}) and nothing more: no command of the lock or of Lettuce's connection
  * set-up is refused ({@code ACL LOG} stays empty), for the lock and every primitive. A user
- * without the key pattern is refused at
- * once with {@code NOPERM}, not retried.
+ * without the key pattern is refused at once with {@code NOPERM}, not retried.
  */
 @WithRedis
 class LeastPrivilegeTest {
