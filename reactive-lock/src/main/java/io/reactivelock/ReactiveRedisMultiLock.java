@@ -6,7 +6,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.reactivelock.internal.LockCore;
 import io.reactivelock.internal.ReleaseNotices;
-import io.reactivelock.multilock.MultiLocks;
+import io.reactivelock.internal.MultiLocks;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Objects;

@@ -9,7 +9,7 @@ import io.reactivelock.internal.Arguments;
 import io.reactivelock.internal.Lease;
 import io.reactivelock.internal.LockCore;
 import io.reactivelock.internal.LockStore;
-import io.reactivelock.multilock.MultiLocks;
+import io.reactivelock.internal.MultiLocks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,12 +1,10 @@
-package io.reactivelock.multilock;
+package io.reactivelock.internal;
 
 import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.MultiLockLease;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.ReactiveMultiLock;
-import io.reactivelock.internal.Arguments;
-import io.reactivelock.internal.LockCore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
