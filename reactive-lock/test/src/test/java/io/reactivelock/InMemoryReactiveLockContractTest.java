@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.testing.InMemoryReactiveLock;
 
 /** The {@link ReactiveLockContract} on the in-memory test double. */

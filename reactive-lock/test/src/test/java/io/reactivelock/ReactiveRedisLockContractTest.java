@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.testing.ReadWriteLockContract;
 import io.reactivelock.testing.InMemoryReactiveReadWriteLock;
 import java.time.Duration;
 import java.util.ArrayList;

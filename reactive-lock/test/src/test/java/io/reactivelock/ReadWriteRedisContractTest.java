@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.testing.ReadWriteLockContract;
 import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;

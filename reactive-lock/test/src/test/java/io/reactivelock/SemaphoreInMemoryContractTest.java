@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.testing.SemaphoreContract;
 import io.reactivelock.testing.InMemoryReactiveSemaphore;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -22,8 +22,8 @@ import org.springframework.core.env.Environment;
  * by default); the options come from the {@link ReactiveLockProperties reactive-lock.*}
  * properties. The lock connects when the context starts, so an unreachable Redis fails the start.
  *
- * <p>With a {@link MeterRegistry} bean, a {@link LockMetrics} bean feeds it; any single
- * {@link LockListener} bean becomes the lock's listener.
+ * <p>With a {@link MeterRegistry} bean and reactive-lock-micrometer on the class path, a
+ * {@link LockMetrics} bean feeds it; any single {@link LockListener} bean becomes the lock's listener.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -48,9 +48,9 @@ public class ReactiveLockAutoConfiguration {
         return reactiveLockRedisConnection.lock(properties.toOptions(listener.getIfUnique(() -> LockListener.NONE)));
     }
 
-    /** Lock metrics, when the application has Micrometer and a registry. */
+    /** Lock metrics, when the application has reactive-lock-micrometer and a registry. */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(MeterRegistry.class)
+    @ConditionalOnClass({MeterRegistry.class, LockMetrics.class})
     static class Metrics {
 
         @Bean

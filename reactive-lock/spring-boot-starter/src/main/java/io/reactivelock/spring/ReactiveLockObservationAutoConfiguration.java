@@ -12,13 +12,14 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
 
 /**
- * With an {@link ObservationRegistry} bean, the primary {@link ReactiveLock} is an
- * {@link ObservedReactiveLock} around the {@link ReactiveRedisLock} bean, so that injecting
- * {@code ReactiveLock} gives traced locks; {@code ReactiveRedisLock} still injects the plain one.
+ * With an {@link ObservationRegistry} bean and reactive-lock-micrometer on the class path, the
+ * primary {@link ReactiveLock} is an {@link ObservedReactiveLock} around the
+ * {@link ReactiveRedisLock} bean, so that injecting {@code ReactiveLock} gives traced locks;
+ * {@code ReactiveRedisLock} still injects the plain one.
  */
 @AutoConfiguration(after = ReactiveLockAutoConfiguration.class,
         afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
-@ConditionalOnClass(ObservationRegistry.class)
+@ConditionalOnClass({ObservationRegistry.class, ObservedReactiveLock.class})
 @ConditionalOnBean({ObservationRegistry.class, ReactiveRedisLock.class})
 public class ReactiveLockObservationAutoConfiguration {
 

@@ -198,6 +198,20 @@ class ReactiveLockAutoConfigurationTest {
     }
 
     @Test
+    void withMicrometerButWithoutReactiveLockMicrometerTheLockWorksUnmeasuredAndUnobserved() {
+        // An application with Actuator (registries) that did not add reactive-lock-micrometer.
+        runner.withClassLoader(new FilteredClassLoader("io.reactivelock.micrometer"))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withPropertyValues("spring.data.redis.url=" + url())
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(ReactiveLock.class).doesNotHaveBean("reactiveLockMetrics");
+                    assertThat(context.getBean(ReactiveLock.class)).isInstanceOf(ReactiveRedisLock.class);
+                    lockOnce(context.getBean(ReactiveLock.class), "a");
+                });
+    }
+
+    @Test
     void aClusterNamedBySpringDataRedisClusterNodesIsUsed() {
         try (RedisServer node = RedisServer.start("--cluster-enabled", "yes")) {
             String[] addSlots = new String[2 + 16384];

@@ -1,4 +1,4 @@
-package io.reactivelock;
+package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -6,7 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.support.RecordingListener;
+import io.reactivelock.LeaseTimeExceededException;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLease;
+import io.reactivelock.LockListener;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReentrantReactiveLock;
+import io.reactivelock.TooManyPendingAcquisitionsException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -33,8 +41,8 @@ import reactor.util.context.ContextView;
  * implementation by a subclass (the Redis lock in both modes, Redlock, the in-memory double), so
  * they cannot drift. The reentrancy tests run {@link ReentrantReactiveLock} over each one.
  *
- * <p>Published in the test jar ({@code <classifier>tests</classifier>}): a user's own
- * {@code ReactiveLock} decorator can run it by extending this class.
+ * <p>Published in reactive-lock-test: a user's own {@code ReactiveLock} decorator can run it by
+ * extending this class.
  */
 public abstract class ReactiveLockContract {
 

@@ -1,10 +1,14 @@
-package io.reactivelock;
+package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.support.RecordingListener;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveReadWriteLock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +36,11 @@ import reactor.test.publisher.PublisherProbe;
  * What every {@link ReactiveReadWriteLock} does, written once and run against the Redis lock
  * ({@code ReadWriteRedisContractTest}) and the in-memory double ({@code ReadWriteInMemoryContractTest}).
  * Parameterised tests take {@code write}: true for the write lock, false for the read lock.
+ *
+ * <p>Published in reactive-lock-test: a user's own {@code ReactiveReadWriteLock} decorator can run it by
+ * extending this class.
  */
-abstract class ReadWriteLockContract {
+public abstract class ReadWriteLockContract {
 
     static final Duration TTL = Duration.ofSeconds(30);
     static final Duration WAIT = Duration.ofSeconds(10);

@@ -1,4 +1,4 @@
-package io.reactivelock.support;
+package io.reactivelock.testing;
 
 import io.reactivelock.LockException;
 import io.reactivelock.LockListener;

@@ -1,10 +1,13 @@
-package io.reactivelock;
+package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.support.RecordingListener;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveSemaphore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,8 +32,11 @@ import reactor.test.publisher.PublisherProbe;
 /**
  * What every {@link ReactiveSemaphore} does, written once and run against the Redis semaphore
  * ({@code SemaphoreRedisContractTest}) and the in-memory double ({@code SemaphoreInMemoryContractTest}).
+ *
+ * <p>Published in reactive-lock-test: a user's own {@code ReactiveSemaphore} decorator can run it by
+ * extending this class.
  */
-abstract class SemaphoreContract {
+public abstract class SemaphoreContract {
 
     static final Duration TTL = Duration.ofSeconds(30);
     static final Duration WAIT = Duration.ofSeconds(10);

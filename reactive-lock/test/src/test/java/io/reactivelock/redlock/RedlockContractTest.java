@@ -1,8 +1,8 @@
 package io.reactivelock.redlock;
 
+import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveLockContract;
 import io.reactivelock.support.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
