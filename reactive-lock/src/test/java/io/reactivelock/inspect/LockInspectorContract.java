@@ -7,13 +7,12 @@ import static org.awaitility.Awaitility.await;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.reactivelock.LockException;
 import io.reactivelock.LockLease;
-import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.internal.LockKeys;
+import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -254,17 +253,8 @@ abstract class LockInspectorContract {
     @Test
     void forceReleaseDeletesTheLockOnlyForTheHolderSeenAndTellsTheListenerAndTheHolder() {
         ReactiveRedisLock lock = lock(LockOptions.builder().acquireTimeout(WAIT).build());
-        // The inspector's listener hears a forced release as a lost lease (and nothing else of its own).
-        List<String> audit = new CopyOnWriteArrayList<>();
-        List<LockException> lost = new CopyOnWriteArrayList<>();
-        LockListener auditor = new LockListener() {
-            @Override
-            public void lost(String name, LockException error) {
-                audit.add("lost " + name);
-                lost.add(error);
-            }
-        };
-        LockInspector admin = inspector(InspectorOptions.of(LockOptions.builder().listener(auditor).build())
+        RecordingListener audit = new RecordingListener();
+        LockInspector admin = inspector(InspectorOptions.of(LockOptions.builder().listener(audit).build())
                 .withForceReleaseEnabled());
         Sinks.Empty<Void> releaseFirst = Sinks.empty();
         LockLease first = hold(lock, "stuck", releaseFirst);
@@ -283,13 +273,13 @@ abstract class LockInspectorContract {
 
         assertThat(admin.forceRelease("stuck", firstSeen).block(WAIT)).as("stale holder").isFalse();
         assertThat(admin.inspect("stuck").block(WAIT).holder()).isEqualTo(second.get().token().substring(0, 8));
-        assertThat(audit).isEmpty();
+        assertThat(audit.list).isEmpty();
 
         String secondSeen = admin.inspect("stuck").block(WAIT).holder();
         assertThat(admin.forceRelease("stuck", secondSeen).block(WAIT)).isTrue();
         assertThat(admin.inspect("stuck").block(WAIT).held()).isFalse();
-        assertThat(audit).containsExactly("lost stuck");
-        assertThat(lost.get(0)).isInstanceOf(LockLostException.class).hasMessageContaining(secondSeen);
+        assertThat(audit.list).containsExactly("lost stuck");
+        assertThat(audit.lost.get(0)).isInstanceOf(LockLostException.class).hasMessageContaining(secondSeen);
         await("the holder to find out at its next renewal").atMost(WAIT).pollInterval(POLL)
                 .until(() -> secondEnded.get() != null);
         assertThat(secondEnded.get()).isInstanceOf(LockLostException.class);

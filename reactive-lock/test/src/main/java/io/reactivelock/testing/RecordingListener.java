@@ -6,7 +6,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A {@link LockListener} that records what it hears as short strings ("acquired a"), with the failures and losses. */
+/**
+ * A {@link LockListener} that records what it hears as short strings ({@code "acquired a"}), with
+ * the failures and losses, for a test to assert on what a lock told its listener (the contracts
+ * here do). Safe to read from the test thread while locks call it from theirs.
+ */
 public final class RecordingListener implements LockListener {
 
     /** Every event in arrival order, as the method name and the lock name. */

@@ -11,7 +11,7 @@ import io.reactivelock.LockClosedException;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.testing.RecordingListener;
+import io.reactivelock.support.RecordingListener;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;

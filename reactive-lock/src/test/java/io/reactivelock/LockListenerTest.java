@@ -2,7 +2,7 @@ package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.reactivelock.testing.RecordingListener;
+import io.reactivelock.support.RecordingListener;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
