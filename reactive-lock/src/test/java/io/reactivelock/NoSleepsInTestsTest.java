@@ -91,6 +91,8 @@ class NoSleepsInTestsTest {
                     "a body's length in virtual time"),
             new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(3))",
                     "a body's length in virtual time"),
+            new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(5))",
+                    "a body's length in virtual time"),
             new Allowed("io/reactivelock/kotlin/BlockHoundActiveTest.kt", "Mono.delay(Duration.ofMillis(1))",
                     "gets the blocking call below onto a Reactor parallel thread"),
             new Allowed("io/reactivelock/kotlin/BlockHoundActiveTest.kt", "Thread.sleep(10)",

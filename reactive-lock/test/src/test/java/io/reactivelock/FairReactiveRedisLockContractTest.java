@@ -1,8 +1,8 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
+import io.reactivelock.testing.ReactiveLockContract;
 
 /** The {@link ReactiveLockContract} on a real Redis in fair mode. */
 @WithRedis

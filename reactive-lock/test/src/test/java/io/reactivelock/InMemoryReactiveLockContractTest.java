@@ -1,7 +1,7 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.testing.InMemoryReactiveLock;
+import io.reactivelock.testing.ReactiveLockContract;
 
 /** The {@link ReactiveLockContract} on the in-memory test double. */
 class InMemoryReactiveLockContractTest extends ReactiveLockContract {

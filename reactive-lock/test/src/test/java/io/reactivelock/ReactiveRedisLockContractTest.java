@@ -1,8 +1,8 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
+import io.reactivelock.testing.ReactiveLockContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

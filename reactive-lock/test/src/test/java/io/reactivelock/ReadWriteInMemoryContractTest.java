@@ -1,7 +1,7 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.ReadWriteLockContract;
 import io.reactivelock.testing.InMemoryReactiveReadWriteLock;
+import io.reactivelock.testing.ReadWriteLockContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.ReadWriteLockContract;
 import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
+import io.reactivelock.testing.ReadWriteLockContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

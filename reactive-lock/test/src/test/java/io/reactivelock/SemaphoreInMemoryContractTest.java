@@ -1,7 +1,7 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.SemaphoreContract;
 import io.reactivelock.testing.InMemoryReactiveSemaphore;
+import io.reactivelock.testing.SemaphoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

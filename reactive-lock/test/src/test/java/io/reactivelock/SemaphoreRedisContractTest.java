@@ -1,9 +1,9 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.SemaphoreContract;
 import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
+import io.reactivelock.testing.SemaphoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

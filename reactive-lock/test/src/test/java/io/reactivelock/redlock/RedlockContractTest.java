@@ -1,9 +1,9 @@
 package io.reactivelock.redlock;
 
-import io.reactivelock.testing.ReactiveLockContract;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.support.RedisServer;
+import io.reactivelock.testing.ReactiveLockContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
