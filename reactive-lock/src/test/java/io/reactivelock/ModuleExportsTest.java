@@ -2,6 +2,7 @@ package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.reactivelock.support.TestSources;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.module.ModuleDescriptor;
@@ -30,6 +31,13 @@ class ModuleExportsTest {
                 .collect(Collectors.toMap(ModuleDescriptor.Exports::source, ModuleDescriptor.Exports::targets)))
                 .isEqualTo(Map.of("io.reactivelock.internal", Set.of("io.reactivelock.testing")));
         assertThat(module.opens()).isEmpty();
+    }
+
+    @Test
+    void theInternalPackageGoesToTheModuleNameReactiveLockTestDeclares() throws IOException {
+        // Renamed there, the in-memory locks would fail on the module path with IllegalAccessError.
+        String pom = Files.readString(TestSources.repository().resolve("reactive-lock/test/pom.xml"));
+        assertThat(pom).contains("<Automatic-Module-Name>io.reactivelock.testing</Automatic-Module-Name>");
     }
 
     @Test
