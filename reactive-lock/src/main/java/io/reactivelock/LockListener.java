@@ -22,6 +22,15 @@ public interface LockListener {
     /** A listener that ignores everything: the default. */
     LockListener NONE = new LockListener() {};
 
+    /**
+     * The listener that hears the acquisitions of one kind of primitive: each semaphore, read-write
+     * lock, multi-lock and lock asks its listener for it once, when it is created. A listener that
+     * tells them apart (as {@code LockMetrics} tags its meters) returns a view; by default, itself.
+     */
+    default LockListener forPrimitive(Primitive primitive) {
+        return this;
+    }
+
     /** The lock is held and the body is about to run, {@code waited} after the subscription. */
     default void acquired(String name, Duration waited) {}
 

@@ -9,6 +9,7 @@ import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockException;
 import io.reactivelock.LockListener;
+import io.reactivelock.Primitive;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,8 +38,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@value #HOLDERS} (gauge): locks held now through this lock.
  * </ul>
  *
- * <p>With {@code tagLockNames} the timers and counters also carry a {@code lock} tag with the lock
- * name; only for a small, fixed set of names, since every name makes new time series.
+ * <p>The timers and counters carry a {@code primitive} tag: the {@linkplain Primitive#tag() kind}
+ * of lock that reported them ({@code lock}, {@code semaphore}, {@code read-write-lock},
+ * {@code multi-lock}); each primitive asks for its view by {@link #forPrimitive}. With
+ * {@code tagLockNames} they also carry a {@code lock} tag with the lock name; only for a small,
+ * fixed set of names, since every name makes new time series.
  *
  * <p>Use one instance per registry, shared by the locks that report to it: the gauge counts the
  * holders seen by the instance that registered it first.
@@ -62,7 +66,8 @@ public final class LockMetrics implements LockListener {
 
     private final MeterRegistry registry;
     private final boolean tagLockNames;
-    private final AtomicInteger held = new AtomicInteger();
+    private final AtomicInteger held;
+    private final Tags primitiveTag;
 
     /**
      * Registers the gauge now and the other meters as events come.
@@ -72,10 +77,25 @@ public final class LockMetrics implements LockListener {
     public LockMetrics(MeterRegistry registry, boolean tagLockNames) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.tagLockNames = tagLockNames;
+        this.held = new AtomicInteger();
+        this.primitiveTag = Tags.of("primitive", Primitive.LOCK.tag());
         Gauge.builder(HOLDERS, held, AtomicInteger::get)
                 .description("Locks held now")
                 .strongReference(true)
                 .register(registry);
+    }
+
+    private LockMetrics(LockMetrics metrics, Primitive primitive) {
+        this.registry = metrics.registry;
+        this.tagLockNames = metrics.tagLockNames;
+        this.held = metrics.held;
+        this.primitiveTag = Tags.of("primitive", primitive.tag());
+    }
+
+    /** The same meters for acquisitions of {@code primitive}: its {@code primitive} tag; the gauge counts every kind. */
+    @Override
+    public LockListener forPrimitive(Primitive primitive) {
+        return new LockMetrics(this, primitive);
     }
 
     @Override
@@ -135,11 +155,11 @@ public final class LockMetrics implements LockListener {
     }
 
     private Tags lockTag(String name) {
-        return tagLockNames ? Tags.of("lock", name) : Tags.empty();
+        return tagLockNames ? primitiveTag.and("lock", name) : primitiveTag;
     }
 
     @Override
     public String toString() {
-        return "LockMetrics{tagLockNames=" + tagLockNames + "}";
+        return "LockMetrics{tagLockNames=" + tagLockNames + ", " + primitiveTag + "}";
     }
 }

@@ -16,6 +16,7 @@ import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -93,6 +94,21 @@ class LockMetricsTest {
             holder.dispose();
             subscribed.dispose();
         }
+    }
+
+    @Test
+    void eachKindOfPrimitiveIsTaggedAsSuchInTheSameMeters() {
+        try (ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri(),
+                LockOptions.builder().listener(metrics).build())) {
+            StepVerifier.create(semaphore.withPermits("s", 2, 1, TTL, Mono.just("permit"))).expectNext("permit").verifyComplete();
+        }
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just("lock"))).expectNext("lock").verifyComplete();
+        assertThat(registry.get(LockMetrics.ACQUIRE).tag("primitive", "semaphore").tag("outcome", "acquired").timer().count())
+                .isEqualTo(1);
+        assertThat(registry.get(LockMetrics.ACQUIRE).tag("primitive", "lock").tag("outcome", "acquired").timer().count())
+                .isEqualTo(1);
+        assertThat(registry.get(LockMetrics.HELD).timers()).extracting(timer -> timer.getId().getTag("primitive"))
+                .containsExactlyInAnyOrder("semaphore", "lock");
     }
 
     @Test

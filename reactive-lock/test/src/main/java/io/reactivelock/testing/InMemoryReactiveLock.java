@@ -1,5 +1,6 @@
 package io.reactivelock.testing;
 
+import io.reactivelock.Primitive;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
@@ -67,7 +68,7 @@ public final class InMemoryReactiveLock implements ReactiveLock {
     private InMemoryReactiveLock(LockOptions options, Slots slots) {
         this.options = Objects.requireNonNull(options, "options");
         this.slots = slots;
-        this.core = new LockCore<>(options, new Store());
+        this.core = new LockCore<>(options, Primitive.LOCK, new Store());
     }
 
     /** An in-memory lock with the default options. */

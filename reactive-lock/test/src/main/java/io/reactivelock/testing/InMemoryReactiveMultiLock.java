@@ -1,6 +1,7 @@
 package io.reactivelock.testing;
 
 import io.reactivelock.LockAcquisitionException.Reason;
+import io.reactivelock.Primitive;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.MultiLockLease;
@@ -54,7 +55,7 @@ public final class InMemoryReactiveMultiLock implements ReactiveMultiLock {
     private InMemoryReactiveMultiLock(LockOptions options, Names names) {
         this.options = options;
         this.names = names;
-        this.core = new LockCore<>(options, new Store());
+        this.core = new LockCore<>(options, Primitive.MULTI_LOCK, new Store());
     }
 
     /** An in-memory multi-lock with the default options. */

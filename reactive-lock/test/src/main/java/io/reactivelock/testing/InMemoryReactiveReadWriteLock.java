@@ -1,5 +1,6 @@
 package io.reactivelock.testing;
 
+import io.reactivelock.Primitive;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
@@ -44,7 +45,7 @@ public final class InMemoryReactiveReadWriteLock implements ReactiveReadWriteLoc
     private InMemoryReactiveReadWriteLock(LockOptions options, Names names) {
         this.options = options;
         this.names = names;
-        this.core = new LockCore<>(options, new Store());
+        this.core = new LockCore<>(options, Primitive.READ_WRITE_LOCK, new Store());
     }
 
     /** An in-memory read-write lock with the default options. */

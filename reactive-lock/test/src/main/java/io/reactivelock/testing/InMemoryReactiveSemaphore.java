@@ -1,5 +1,6 @@
 package io.reactivelock.testing;
 
+import io.reactivelock.Primitive;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
@@ -43,7 +44,7 @@ public final class InMemoryReactiveSemaphore implements ReactiveSemaphore {
     private InMemoryReactiveSemaphore(LockOptions options, ConcurrentHashMap<String, Permits> names) {
         this.options = options;
         this.names = names;
-        this.core = new LockCore<>(options, new Store());
+        this.core = new LockCore<>(options, Primitive.SEMAPHORE, new Store());
     }
 
     /** An in-memory semaphore with the default options. */
