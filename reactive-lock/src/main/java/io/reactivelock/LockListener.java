@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * Hears what happens to the locks of one {@link ReactiveRedisLock},
- * {@link io.reactivelock.redlock.RedlockLock} or {@link io.reactivelock.testing.InMemoryReactiveLock},
+ * {@link io.reactivelock.redlock.RedlockLock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
+ * (reactive-lock-test),
  * for metrics and logs: set it with {@link LockOptions.Builder#listener(LockListener)}. Every method
  * does nothing by default.
  *
