@@ -10,6 +10,7 @@ module io.reactivelock {
     requires transitive org.reactivestreams;
     requires static micrometer.core;
     requires static micrometer.observation;
+    requires static spring.aop;
     requires static spring.beans;
     requires static spring.boot.actuator;
     requires static spring.boot.actuator.autoconfigure;
@@ -17,6 +18,7 @@ module io.reactivelock {
     requires static spring.boot.autoconfigure;
     requires static spring.context;
     requires static spring.core;
+    requires static spring.expression;
 
     exports io.reactivelock;
     exports io.reactivelock.inspect;
