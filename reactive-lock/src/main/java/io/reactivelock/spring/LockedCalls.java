@@ -80,26 +80,25 @@ final class LockedCalls {
     }
 
     /**
-     * One subscription's hold of the lock: a {@code withLock} whose body waits for {@link #release},
-     * then for whatever is left of the at-least time, so that renewal, loss detection and the
-     * release stay the lock's.
+     * One subscription's hold of the lock: a {@code withLock} whose body waits for {@link #release}
+     * and for the at-least time, so that renewal, loss detection and the release stay the lock's.
      */
     private static final class Hold {
         private final MonoSink<Hold> sink;
-        private final long atLeastNanos;
+        private final Duration atLeast;
         private final Sinks.Empty<Void> release = Sinks.empty();
         /** Completes once {@code withLock} released; fails if it failed after the grant (lease lost, held too long). */
         private final Sinks.Empty<Void> ended = Sinks.empty();
         private final Disposable.Swap subscription = Disposables.swap();
         private volatile boolean granted;
-        private volatile long grantedNanos;
-        private volatile long lingerNanos;
+        private volatile boolean atLeastOver;
         private volatile @Nullable Throwable lost;
         private volatile ContextView body = Context.empty();
 
         Hold(MonoSink<Hold> sink, Duration atLeast) {
             this.sink = sink;
-            this.atLeastNanos = atLeast.toNanos();
+            this.atLeast = atLeast;
+            this.atLeastOver = atLeast.isZero();
         }
 
         void start(Mono<Void> holding) {
@@ -109,16 +108,16 @@ final class LockedCalls {
                     .subscribe(done -> {}, this::failed, ended::tryEmitEmpty));
         }
 
-        /** The body of {@code withLock}: the lock is held from here until it completes. */
+        /**
+         * The body of {@code withLock}: the lock is held until it completes, which is when the method
+         * has ended and the at-least time, counted from the method's subscription, is over.
+         */
         Mono<Void> granted(ContextView context) {
             body = context;
-            grantedNanos = System.nanoTime();
             granted = true;
-            sink.success(this);
-            return release.asMono().then(Mono.defer(() -> {
-                long linger = lingerNanos;
-                return linger > 0 ? Mono.delay(Duration.ofNanos(linger)).then() : Mono.<Void>empty();
-            }));
+            sink.success(this); // subscribes the method
+            return atLeastOver ? release.asMono()
+                    : Mono.when(release.asMono(), Mono.delay(atLeast).doOnNext(tick -> atLeastOver = true));
         }
 
         private void failed(Throwable error) {
@@ -141,13 +140,11 @@ final class LockedCalls {
                     .contextWrite(context -> context.putAll(body));
         }
 
-        /** The method ended: release now and wait for it, or release later and wait for nothing. */
+        /** The method ended: release, and wait for the release unless it waits for the rest of the at-least time. */
         Mono<Void> finish() {
-            long linger = atLeastNanos - (System.nanoTime() - grantedNanos);
-            boolean lingering = linger > 0 && lost == null;
-            lingerNanos = lingering ? linger : 0;
+            boolean holdingOn = !atLeastOver && lost == null;
             release.tryEmitEmpty();
-            return lingering ? Mono.empty() : ended.asMono();
+            return holdingOn ? Mono.empty() : ended.asMono();
         }
 
         /** The subscriber cancelled: release at once, in the background, as {@code withLock} does on cancel. */
