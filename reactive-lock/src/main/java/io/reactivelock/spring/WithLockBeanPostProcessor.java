@@ -9,7 +9,6 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.Ordered;
@@ -18,15 +17,15 @@ import org.springframework.core.annotation.AnnotationUtils;
 
 /**
  * Proxies the beans that have {@link WithLock} methods, after checking every such method when the
- * bean is made: a method that cannot run under a lock without blocking, or an annotation that does
- * not parse, fails the bean's creation with a message naming the method. Once the singletons are
- * made, the application must have a {@link ReactiveLock} bean if any method was found.
+ * bean is made: a method that cannot run under a lock without blocking, an annotation that does
+ * not parse or whose TTL the lock refuses, or the lack of a {@link ReactiveLock} bean, fails the
+ * bean's creation with a message naming the method.
  *
  * <p>Its proxies come before the reactive {@code @Scheduled} support (whose post-processor runs
  * last), so a scheduled job calls the locked method, and the lock is taken outside advice that
  * other proxies already apply (a transaction, say).
  */
-final class WithLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor implements SmartInitializingSingleton {
+final class WithLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
     private static final long serialVersionUID = 1L;
 
@@ -57,12 +56,5 @@ final class WithLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPo
             annotated.forEach(interceptor::register);
         }
         return super.postProcessAfterInitialization(bean, beanName);
-    }
-
-    @Override
-    public void afterSingletonsInstantiated() {
-        if (interceptor.hasMethods()) {
-            interceptor.lock();
-        }
     }
 }

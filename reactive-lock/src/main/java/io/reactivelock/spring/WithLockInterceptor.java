@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
-import java.util.stream.Collectors;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -44,30 +43,35 @@ final class WithLockInterceptor implements MethodInterceptor {
     }
 
     /**
-     * Checks and remembers {@code method} (the most specific method of a bean class), at start-up.
+     * Checks and remembers {@code method} (the most specific method of a bean class), when its
+     * bean is made: its annotation, and its TTL against the lock's bounds (a reactive
+     * {@code @Scheduled} method is called while its bean is made, and Spring would report a
+     * refused TTL without its message).
      *
      * @throws IllegalStateException naming the method, if it cannot run under a lock as annotated
+     *     or the application context has no {@link ReactiveLock} bean
      */
-    void register(Method method, WithLock annotation) {
-        methods.computeIfAbsent(method, m -> WithLockMethod.of(m, annotation, placeholders));
+    WithLockMethod register(Method method, WithLock annotation) {
+        return methods.computeIfAbsent(method, m -> {
+            WithLockMethod resolved = WithLockMethod.of(m, annotation, placeholders);
+            try {
+                lockFor(resolved).withLock("ttl-check", resolved.ttl(), Mono.empty()); // checks, never subscribed
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("@WithLock ttl '" + annotation.ttl() + "' of " + WithLockMethod.describe(m)
+                        + " is refused by the lock: " + e.getMessage(), e);
+            }
+            return resolved;
+        });
     }
 
-    boolean hasMethods() {
-        return !methods.isEmpty();
-    }
-
-    /**
-     * The application's lock, looked up once.
-     *
-     * @throws IllegalStateException if the application context has no {@link ReactiveLock} bean
-     */
-    ReactiveLock lock() {
+    /** The application's lock, looked up once. */
+    private ReactiveLock lock(WithLockMethod method) {
         ReactiveLock found = lock;
         if (found == null) {
             found = locks.getIfAvailable();
             if (found == null) {
-                throw new IllegalStateException("@WithLock methods need a ReactiveLock bean, and the application context has none: "
-                        + methods.keySet().stream().map(WithLockMethod::describe).sorted().collect(Collectors.joining(", ")));
+                throw new IllegalStateException("@WithLock method " + method.describe()
+                        + " needs a ReactiveLock bean, and the application context has none");
             }
             lock = found;
         }
@@ -96,18 +100,17 @@ final class WithLockInterceptor implements MethodInterceptor {
             return known;
         }
         // A bean whose methods were not seen at start-up (made outside the bean factory's post-processing).
-        WithLock annotation = Objects.requireNonNull(AnnotatedElementUtils.findMergedAnnotation(specific, WithLock.class), "@WithLock");
-        return methods.computeIfAbsent(specific, m -> WithLockMethod.of(m, annotation, placeholders));
+        return register(specific, Objects.requireNonNull(AnnotatedElementUtils.findMergedAnnotation(specific, WithLock.class), "@WithLock"));
     }
 
     private ReactiveLock lockFor(WithLockMethod method) {
         Duration acquireTimeout = method.acquireTimeout();
         if (acquireTimeout == null) {
-            return lock();
+            return lock(method);
         }
         ReactiveLock view = byAcquireTimeout.get(acquireTimeout);
         if (view == null) {
-            view = lock().withAcquireTimeout(acquireTimeout);
+            view = lock(method).withAcquireTimeout(acquireTimeout);
             byAcquireTimeout.putIfAbsent(acquireTimeout, view);
         }
         return view;

@@ -85,6 +85,11 @@ final class WithLockMethod {
                 + Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", ", "(", ")"));
     }
 
+    /** This method, as {@link #describe(Method)} names it. */
+    String describe() {
+        return describe(method);
+    }
+
     Kind kind() {
         return kind;
     }

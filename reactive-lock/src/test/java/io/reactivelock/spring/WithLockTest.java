@@ -66,10 +66,16 @@ class WithLockTest {
         client.shutdown();
     }
 
-    private ApplicationContextRunner runner() {
+    /** The auto-configured lock on the test's Redis, with the annotations. */
+    private ApplicationContextRunner bare() {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(ReactiveLockAutoConfiguration.class, ReactiveLockAnnotationAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.url=redis://" + redis.host() + ":" + redis.port(), "orders.ttl=7s")
+                .withPropertyValues("spring.data.redis.url=redis://" + redis.host() + ":" + redis.port());
+    }
+
+    /** {@link #bare()} with the beans {@link Orders} and {@link Feeds}. */
+    private ApplicationContextRunner runner() {
+        return bare().withPropertyValues("orders.ttl=7s")
                 .withBean(Orders.class, () -> new Orders(workload, connection.reactive()))
                 .withBean(Feeds.class, () -> new Feeds(connection.reactive()));
     }
@@ -142,20 +148,23 @@ class WithLockTest {
 
     @Test
     void aMethodReturningNeitherMonoNorFluxFailsTheStartNamingIt() {
-        runner().withBean(BlockingJob.class).run(context -> assertThat(context).hasFailed()
+        bare().withBean(BlockingJob.class).run(context -> assertThat(context).hasFailed()
                 .getFailure().rootCause().isInstanceOf(IllegalStateException.class)
                 .hasMessage("@WithLock method " + BlockingJob.class.getName() + ".total(String) returns java.lang.String: only a"
                         + " method returning Mono or Flux, or a Kotlin suspend function, can wait for a lock without blocking"));
     }
 
     @Test
-    void aNameThatIsNoExpressionOrADurationThatIsNoneFailsTheStartNamingTheMethod() {
-        runner().withBean(BadName.class).run(context -> assertThat(context).hasFailed()
+    void aNameThatIsNoExpressionADurationThatIsNoneOrATtlTheLockRefusesFailsTheStartNamingTheMethod() {
+        bare().withBean(BadName.class).run(context -> assertThat(context).hasFailed()
                 .getFailure().rootCause().hasMessageStartingWith("@WithLock name ''order:' + ' of " + BadName.class.getName()
                         + ".run() is not a SpEL expression"));
-        runner().withBean(BadTtl.class).run(context -> assertThat(context).hasFailed()
+        bare().withBean(BadTtl.class).run(context -> assertThat(context).hasFailed()
                 .getFailure().rootCause().hasMessageStartingWith("@WithLock ttl '${no.such.property}' of " + BadTtl.class.getName()
                         + ".run() is not a duration"));
+        bare().withBean(Inner.class).withPropertyValues("reactive-lock.max-lease-time=5s").run(context -> assertThat(context).hasFailed()
+                .getFailure().hasStackTraceContaining("@WithLock ttl '10s' of " + Inner.class.getName()
+                        + ".run(String) is refused by the lock: ttl (PT10S) must not exceed maxLeaseTime (PT5S)"));
     }
 
     @Test
@@ -340,13 +349,13 @@ class WithLockTest {
     }
 
     @Test
-    void withoutAReactiveLockBeanTheStartFailsNamingTheMethods() {
+    void withoutAReactiveLockBeanTheStartFailsNamingTheMethod() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(ReactiveLockAnnotationAutoConfiguration.class))
-                .withBean(Feeds.class, () -> new Feeds(connection.reactive()))
-                .run(context -> assertThat(context).hasFailed().getFailure()
-                        .hasMessageStartingWith("@WithLock methods need a ReactiveLock bean, and the application context has none: "
-                                + Feeds.class.getName() + ".failing(String), "));
+                .withBean(Inner.class)
+                .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+                        .hasMessage("@WithLock method " + Inner.class.getName() + ".run(String) needs a ReactiveLock bean, and the"
+                                + " application context has none"));
     }
 
     /** An order; {@code note} may be null. */
