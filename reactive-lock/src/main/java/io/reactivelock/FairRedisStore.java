@@ -67,15 +67,27 @@ final class FairRedisStore extends RedisStore {
         return scripts.run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
     }
 
-    /** {@code RELEASE_FAIR} returns the fencing token (far above 1) when it handed the lock to the named waiter. */
+    /** {@code RELEASE_FAIR} returns the fencing token (far above 2) when it handed the lock to the named waiter. */
     @Override
     boolean handedOver(long result) {
-        return result > 1;
+        return result > 2;
+    }
+
+    /** {@code RELEASE_FAIR} returns 2 when it handed the lock to the first in line, in whichever process. */
+    @Override
+    boolean handedOnByRelease(long result) {
+        return result == 2;
     }
 
     /** Redis handed the lock to the first in line (and announced it) or released it: nothing to do here. */
     @Override
     void notHandedOver(LockCore<Call>.Acquisition recipient) {}
+
+    /** A fair waiter keeps its place in the line by calling at least once per waiter lease. */
+    @Override
+    Duration followerStep() {
+        return options.waiterLease().dividedBy(2);
+    }
 
     /** A fair waiter keeps its place by calling; it never queues behind local waiters first. */
     @Override

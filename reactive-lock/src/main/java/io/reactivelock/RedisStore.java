@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.util.retry.Retry;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
@@ -25,7 +24,8 @@ import reactor.util.retry.Retry;
  * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
- * sleepers (scored by when it started) and sleeps until woken or its backoff step; a release
+ * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
+ * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the others); a release
  * wakes one of them by name, the one that started first, so one release leads to about one
  * attempt in the whole fleet, not one per process, and waiters of other processes are served
  * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
@@ -35,6 +35,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** How long the fencing record outlives the lease it was issued with. */
     static final Duration FENCE_RETENTION = Duration.ofSeconds(60);
+
+    /** How many times the holder's own release is sent before it is left to the background. */
+    static final int RELEASE_TRIES = 4;
 
     final LockOptions options;
     final LockKeys keys;
@@ -158,9 +161,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return Mono.fromFuture(handOff, true)
-                    .timeout(options.commandTimeout(), options.scheduler())
+            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), options.scheduler())
                     .doOnNext(result -> {
+                        if (handedOver(result) || handedOnByRelease(result)) {
+                            call.acquisition.handedOff();
+                        }
                         if (!handedOver(result)) {
                             next.unreserve();
                             notHandedOver(recipient);
@@ -195,21 +200,41 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return result > 0;
     }
 
+    /** Whether a release script's result means Redis handed the lock to a waiter (of any process). */
+    boolean handedOnByRelease(long result) {
+        return false;
+    }
+
     /** The lease was already gone: the reserved waiter tries on its own. */
     void notHandedOver(LockCore<Call>.Acquisition recipient) {
         recipient.wake();
     }
 
+    /** The release, tried up to {@value #RELEASE_TRIES} times while it fails with a transient error, a backoff step apart. */
     private Mono<Void> releaseCommand(Call call) {
-        return Mono.defer(() -> command(releaseScript(), releaseKeys(call), releaseArgs(call)))
-                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
-                        .filter(RedisErrors::isTransient))
-                .then();
+        return releaseCommand(call, 0);
     }
 
+    private Mono<Void> releaseCommand(Call call, int tried) {
+        return command(releaseScript(), releaseKeys(call), releaseArgs(call))
+                .doOnNext(result -> {
+                    if (handedOnByRelease(result)) {
+                        call.acquisition.handedOff();
+                    }
+                })
+                .then()
+                .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
+                        e -> Mono.delay(backoff.step(tried), options.scheduler()).then(releaseCommand(call, tried + 1)));
+    }
+
+    /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
-        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call));
+        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call)).whenComplete((result, error) -> {
+            if (notices != null) {
+                notices.wakeFirst(call.channel);
+            }
+        });
     }
 
     @Override
@@ -223,9 +248,21 @@ class RedisStore implements LockStore<RedisStore.Call> {
             return backoff.step(retry);
         }
         join(call);
-        // Once Redis confirmed the subscription, every release wakes a waiter here: polling only
-        // covers lost notices and expiries, so the longest step does.
-        return backoff.step(notices.listening(call.channel) ? Long.MAX_VALUE : retry);
+        if (!notices.listening(call.channel)) {
+            return backoff.step(retry);
+        }
+        // Redis confirmed the subscription: every release now wakes a waiter here or hands one the
+        // lock. Polling only covers lost notices and holders that died, which the first local
+        // waiter does at the longest step; the others wait to be woken.
+        return notices.isFirst(Objects.requireNonNull(call.waiter)) ? backoff.step(Long.MAX_VALUE) : followerStep();
+    }
+
+    /**
+     * How long a waiter that is not this process's first on the lock sleeps unless woken: a safety
+     * net only, since the first keeps the sleepers' registration alive (five waiter leases).
+     */
+    Duration followerStep() {
+        return options.waiterLease().multipliedBy(5);
     }
 
     /**
@@ -265,8 +302,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     Mono<Long> command(LuaScript script, String[] keys, String... args) {
-        return Mono.fromCompletionStage(() -> scripts.run(script, keys, args))
-                .timeout(options.commandTimeout(), options.scheduler());
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), options.scheduler());
     }
 
     @Override

@@ -17,8 +17,9 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * {@code /actuator/locks}: the locks held now, a page at a time ({@code ?cursor=...&count=...}), and
- * {@code /actuator/locks/{name}}: one lock, held or free, read through a {@link LockInspector}.
+ * {@code /actuator/locks}: the names held now (as locks, semaphores or read-write locks), a page at
+ * a time ({@code ?cursor=...&count=...}), and {@code /actuator/locks/{name}}: one name, held or
+ * free, read through a {@link LockInspector}.
  * Exposed like any actuator endpoint ({@code management.endpoints.web.exposure.include=locks}).
  */
 @Endpoint(id = "locks")
@@ -73,24 +74,36 @@ public class LocksEndpoint {
     public record LocksDescriptor(List<LockDescriptor> locks, @Nullable String cursor) implements OperationResponseBody {}
 
     /**
-     * One lock, as {@link LockState} has it, with durations in milliseconds.
+     * One name, as {@link LockState} has it, with durations in milliseconds.
      *
-     * @param name the lock name
-     * @param held whether someone holds it
-     * @param holder the first 8 characters of the holder's token; {@code null} when free
+     * @param name the name
+     * @param held whether someone holds its lock
+     * @param holder the first 8 characters of the lock holder's token; {@code null} when free
      * @param ttlMillis what is left of the lease; {@code null} when free
-     * @param fencingToken the last fencing token issued for the name; {@code null} once its record expired
-     * @param waiting how many waiters its fair line holds
-     * @param waiters the first 100 of them, first in line first
+     * @param fencingToken the last fencing token issued for the lock; {@code null} once its record expired
+     * @param waiting how many wait for the lock
+     * @param waiters the first 100 of its fair line, first in line first
+     * @param semaphore the name's semaphore while permits of it are held; {@code null} otherwise
+     * @param readWrite the name's read-write lock while held or awaited by a writer; {@code null} otherwise
      */
     public record LockDescriptor(String name, boolean held, @Nullable String holder, @Nullable Long ttlMillis,
-            @Nullable Long fencingToken, long waiting, List<WaiterDescriptor> waiters) implements OperationResponseBody {
+            @Nullable Long fencingToken, long waiting, List<WaiterDescriptor> waiters,
+            @Nullable SemaphoreDescriptor semaphore, @Nullable ReadWriteDescriptor readWrite) implements OperationResponseBody {
 
         static LockDescriptor of(LockState state) {
-            Duration ttl = state.ttl();
-            return new LockDescriptor(state.name(), state.held(), state.holder(), ttl == null ? null : ttl.toMillis(),
+            LockState.Semaphore semaphore = state.semaphore();
+            LockState.ReadWrite readWrite = state.readWrite();
+            return new LockDescriptor(state.name(), state.held(), state.holder(), millis(state.ttl()),
                     state.fencingToken(), state.waiting(),
-                    state.waiters().stream().map(w -> new WaiterDescriptor(w.token(), w.leaseLeft().toMillis())).toList());
+                    state.waiters().stream().map(w -> new WaiterDescriptor(w.token(), w.leaseLeft().toMillis())).toList(),
+                    semaphore == null ? null : new SemaphoreDescriptor(semaphore.permits(), semaphore.holders().stream()
+                            .map(h -> new PermitHolderDescriptor(h.token(), h.permits(), h.leaseLeft().toMillis())).toList()),
+                    readWrite == null ? null : new ReadWriteDescriptor(readWrite.writer(), millis(readWrite.writerTtl()),
+                            readWrite.fencingToken(), readWrite.readers(), readWrite.writersWaiting()));
+        }
+
+        private static @Nullable Long millis(@Nullable Duration duration) {
+            return duration == null ? null : duration.toMillis();
         }
     }
 
@@ -101,4 +114,33 @@ public class LocksEndpoint {
      * @param leaseLeftMillis how long it keeps its place without calling Redis again
      */
     public record WaiterDescriptor(String token, long leaseLeftMillis) {}
+
+    /**
+     * A semaphore, as {@link LockState.Semaphore} has it.
+     *
+     * @param permits the permits its live holders hold
+     * @param holders those holders, the one whose lease ends first first
+     */
+    public record SemaphoreDescriptor(long permits, List<PermitHolderDescriptor> holders) {}
+
+    /**
+     * A live holder of semaphore permits.
+     *
+     * @param token the first 8 characters of its token
+     * @param permits how many permits it holds
+     * @param leaseLeftMillis what is left of its lease
+     */
+    public record PermitHolderDescriptor(String token, int permits, long leaseLeftMillis) {}
+
+    /**
+     * A read-write lock, as {@link LockState.ReadWrite} has it.
+     *
+     * @param writer the first 8 characters of the writer's token; {@code null} while no writer holds it
+     * @param writerTtlMillis what is left of the writer's lease; {@code null} while no writer holds it
+     * @param fencingToken the last fencing token issued to a writer; {@code null} once its record expired
+     * @param readers how many readers hold it
+     * @param writersWaiting how many writers wait for it
+     */
+    public record ReadWriteDescriptor(@Nullable String writer, @Nullable Long writerTtlMillis, @Nullable Long fencingToken,
+            long readers, long writersWaiting) {}
 }
