@@ -49,7 +49,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         ReleaseNotices<RedisStore.Call> notices = pubSub == null ? null : new ReleaseNotices<>(pubSub);
         this.store = options.fair() ? new FairRedisStore(options, scripts, notices) : new RedisStore(options, scripts, notices);
-        this.core = new LockCore<>(options, store);
+        this.core = new LockCore<>(options, Primitive.LOCK, store);
         this.closeResources = closeResources;
     }
 

@@ -58,7 +58,7 @@ public final class ReactiveRedisMultiLock implements ReactiveMultiLock, AutoClos
         this.options = options;
         this.connections = connections;
         this.store = new MultiLockStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub()), slot);
-        this.core = new LockCore<>(options, store);
+        this.core = new LockCore<>(options, Primitive.MULTI_LOCK, store);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */

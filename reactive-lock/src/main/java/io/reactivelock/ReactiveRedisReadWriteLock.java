@@ -30,7 +30,7 @@ import reactor.core.publisher.Mono;
 public final class ReactiveRedisReadWriteLock extends RedisPrimitive implements ReactiveReadWriteLock {
 
     private ReactiveRedisReadWriteLock(LockOptions options, RedisConnections connections) {
-        super(options, connections);
+        super(options, Primitive.READ_WRITE_LOCK, connections);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */

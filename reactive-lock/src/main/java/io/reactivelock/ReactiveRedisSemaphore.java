@@ -29,7 +29,7 @@ import reactor.core.publisher.Mono;
 public final class ReactiveRedisSemaphore extends RedisPrimitive implements ReactiveSemaphore {
 
     private ReactiveRedisSemaphore(LockOptions options, RedisConnections connections) {
-        super(options, connections);
+        super(options, Primitive.SEMAPHORE, connections);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */

@@ -15,11 +15,11 @@ abstract class RedisPrimitive implements AutoCloseable {
     final LockCore<PrimitiveStore.Call> core;
     private final RedisConnections connections;
 
-    RedisPrimitive(LockOptions options, RedisConnections connections) {
+    RedisPrimitive(LockOptions options, Primitive primitive, RedisConnections connections) {
         this.options = options;
         this.connections = connections;
         this.store = new PrimitiveStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub()));
-        this.core = new LockCore<>(options, store);
+        this.core = new LockCore<>(options, primitive, store);
     }
 
     /** Bodies running with their renewal watchdog now; zero once every call has ended. */
