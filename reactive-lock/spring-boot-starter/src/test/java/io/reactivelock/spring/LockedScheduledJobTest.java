@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
@@ -183,7 +184,12 @@ class LockedScheduledJobTest {
     @EnableScheduling
     static class Scheduling {}
 
-    /** A run that takes 30 ms on a timer thread, every 20 ms: runs overlap unless something prevents it. */
+    /** The length of one run: 20 to 60 ms, so that the instance that held the lock is not also the first to tick after it. */
+    private static Duration runLength() {
+        return Duration.ofMillis(20 + ThreadLocalRandom.current().nextInt(40));
+    }
+
+    /** A run that takes 20 to 60 ms on a timer thread, every 20 ms: runs overlap unless something prevents it. */
     public static class ReportJob {
         private final CriticalSectionHistory history;
         private final String instance;
@@ -196,7 +202,7 @@ class LockedScheduledJobTest {
         @Scheduled(fixedRate = 20)
         @WithLock(name = "'report-job'", ttl = "10s", acquireTimeout = "0s", onBusy = OnBusy.SKIP)
         public Mono<Void> run() {
-            return history.record(instance, "report-job", "-", 0, Mono.delay(Duration.ofMillis(30)).then());
+            return history.record(instance, "report-job", "-", 0, Mono.delay(runLength()).then());
         }
     }
 
@@ -212,7 +218,7 @@ class LockedScheduledJobTest {
 
         @Scheduled(fixedRate = 20)
         public Mono<Void> run() {
-            return history.record(instance, "report-job", "-", 0, Mono.delay(Duration.ofMillis(30)).then());
+            return history.record(instance, "report-job", "-", 0, Mono.delay(runLength()).then());
         }
     }
 
