@@ -484,7 +484,8 @@ public final class LockCore<C> {
 
         /** Never emits; fails when the lease is lost or the maximum lease time is reached. */
         private <T> Mono<T> watchdog(Lease lease) {
-            return Watchdog.<T>watch(name, ttl(), options, scheduler, listener, every -> Watchdog.renewWhileValid(name,
+            long spent = Math.max(0, ttlNanos - (lease.validUntilNanos() - System.nanoTime()));
+            return Watchdog.<T>watch(name, ttl(), spent, options, scheduler, listener, every -> Watchdog.renewWhileValid(name,
                             lease, every, options, scheduler,
                             Mono.defer(() -> store.renew(call, lease)).doOnSuccess(v -> listener.renewed(name))
                                     .doOnError(e -> lastRenewError = e),

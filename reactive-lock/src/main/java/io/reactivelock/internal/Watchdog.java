@@ -29,14 +29,17 @@ public final class Watchdog {
      * {@code ttl}, one renewal at a time, and fails with the renewal's {@link LockException} or,
      * at {@code options.maxLeaseTime()}, with {@link LeaseTimeExceededException}; either failure
      * is told to {@code listener} as a lost lease. One timer is armed at a time: the next renewal,
-     * or the lease cap when it comes first.
+     * or the lease cap when it comes first. Both count from when the lease began, {@code spentNanos}
+     * before the watch starts: a grant that arrived late (most of its lease spent on the way) is
+     * renewed at once rather than one interval after the body entered, so that a lease that cannot
+     * be renewed is still found lost when it runs out.
      */
-    public static <T> Mono<T> watch(String name, Duration ttl, LockOptions options, Scheduler scheduler,
+    public static <T> Mono<T> watch(String name, Duration ttl, long spentNanos, LockOptions options, Scheduler scheduler,
             LockListener listener, Function<Duration, Mono<Void>> renew) {
         long every = options.renewalIntervalFor(ttl).toNanos();
         long cap = options.maxLeaseTime().toNanos();
         return Mono.<T>defer(() -> {
-            long start = scheduler.now(TimeUnit.NANOSECONDS);
+            long start = scheduler.now(TimeUnit.NANOSECONDS) - spentNanos;
             // Renewal n is due at start + n x every (a fixed rate, so that virtual time sees every
             // tick wherever the replies fall); ticks missed during a stall are not caught up.
             AtomicLong tick = new AtomicLong(1);
