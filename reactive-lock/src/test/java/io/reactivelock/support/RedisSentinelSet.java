@@ -66,7 +66,7 @@ public final class RedisSentinelSet implements AutoCloseable {
         }
     }
 
-    /** The master as started. */
+    /** The master as started (see {@link #currentMaster()}). */
     public RedisServer master() {
         return master;
     }
@@ -91,15 +91,26 @@ public final class RedisSentinelSet implements AutoCloseable {
         Replicas.detach(replica, master);
     }
 
+    /** The server the first Sentinel names as the master now: {@link #master()} until a failover. */
+    public RedisServer currentMaster() {
+        String port = sentinels.get(0).callList("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME).get(1).toString();
+        return port.equals(Integer.toString(master.port())) ? master : replica;
+    }
+
     /**
-     * Has a Sentinel promote the replica ({@code SENTINEL FAILOVER}, which needs no agreement and works
-     * whether the master is up or not; a failover the Sentinels already started on their own counts as
-     * well), and waits until every Sentinel names the replica as the master.
+     * Has a Sentinel promote the server that is the replica now ({@code SENTINEL FAILOVER}, which needs
+     * no agreement and works whether the master is up or not; a failover the Sentinels already started on
+     * their own counts as well), and waits until every Sentinel names it as the master. A set can fail
+     * over again once the demoted master is a replica in sync. Returns the {@link System#nanoTime()} at
+     * which the command that started the failover was sent (the servers' roles change after it).
      */
-    public void failOver() {
-        String promoted = Integer.toString(replica.port());
+    public long failOver() {
+        RedisServer promoted = currentMaster() == master ? replica : master;
+        String port = Integer.toString(promoted.port());
+        long[] sent = new long[1];
         await("a Sentinel to start the failover").atMost(SETTLE_TIMEOUT).pollInterval(POLL_INTERVAL)
                 .until(() -> {
+                    sent[0] = System.nanoTime();
                     try {
                         return "OK".equals(sentinels.get(0).call("SENTINEL", "FAILOVER", MASTER_NAME));
                     } catch (IllegalStateException error) {
@@ -110,7 +121,8 @@ public final class RedisSentinelSet implements AutoCloseable {
         await("every Sentinel to name the replica as the master").atMost(SETTLE_TIMEOUT).pollInterval(POLL_INTERVAL)
                 .ignoreExceptions()
                 .until(() -> sentinels.stream().allMatch(sentinel ->
-                        sentinel.callList("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME).get(1).equals(promoted)));
+                        sentinel.callList("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME).get(1).equals(port)));
+        return sent[0];
     }
 
     /** Stops every process. */
