@@ -67,10 +67,16 @@ final class FairRedisStore extends RedisStore {
         return scripts.run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
     }
 
-    /** {@code RELEASE_FAIR} returns the fencing token (far above 1) when it handed the lock to the named waiter. */
+    /** {@code RELEASE_FAIR} returns the fencing token (far above 2) when it handed the lock to the named waiter. */
     @Override
     boolean handedOver(long result) {
-        return result > 1;
+        return result > 2;
+    }
+
+    /** {@code RELEASE_FAIR} returns 2 when it handed the lock to the first in line, in whichever process. */
+    @Override
+    boolean handedOnByRelease(long result) {
+        return result == 2;
     }
 
     /** Redis handed the lock to the first in line (and announced it) or released it: nothing to do here. */

@@ -14,7 +14,7 @@ import java.time.Duration;
  *
  * <p>For each acquisition exactly one of {@link #acquired} and {@link #acquireFailed} is called,
  * unless it is cancelled first; each {@code acquired} is followed by one {@link #released}, which
- * comes after {@link #lost} when the lease was lost.
+ * comes after {@link #lost} when the lease was lost, and may be followed by one {@link #handedOff}.
  */
 public interface LockListener {
 
@@ -47,4 +47,12 @@ public interface LockListener {
      * cancelled, or the lease was lost. The release command may still be in flight.
      */
     default void released(String name, Duration held) {}
+
+    /**
+     * The holder's release handed the lock straight to a waiting acquisition, with no moment
+     * where the lock was free: to a waiter in this process, or in fair mode to the first in line
+     * in any process. Called after {@link #released}; the new holder's {@link #acquired} may come
+     * before or after it. A release that frees the lock and lets waiters race is not a hand-off.
+     */
+    default void handedOff(String name) {}
 }

@@ -113,7 +113,7 @@ public final class LockOptions {
 
     /** Renewal period for a lease of the given TTL. */
     public Duration renewalIntervalFor(Duration ttl) {
-        return renewalInterval != null ? renewalInterval : ttl.dividedBy(3);
+        return renewalInterval != null ? renewalInterval : Duration.ofNanos(ttl.toNanos() / 3); // dividedBy goes through BigDecimal
     }
 
     /** Longest time one holder keeps a lock; past it the body is cancelled. */

@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.util.retry.Retry;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
@@ -35,6 +34,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** How long the fencing record outlives the lease it was issued with. */
     static final Duration FENCE_RETENTION = Duration.ofSeconds(60);
+
+    /** How many times the holder's own release is sent before it is left to the background. */
+    static final int RELEASE_TRIES = 4;
 
     final LockOptions options;
     final LockKeys keys;
@@ -158,9 +160,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return Mono.fromFuture(handOff, true)
-                    .timeout(options.commandTimeout(), options.scheduler())
+            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), options.scheduler())
                     .doOnNext(result -> {
+                        if (handedOver(result) || handedOnByRelease(result)) {
+                            call.acquisition.handedOff();
+                        }
                         if (!handedOver(result)) {
                             next.unreserve();
                             notHandedOver(recipient);
@@ -195,16 +199,31 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return result > 0;
     }
 
+    /** Whether a release script's result means Redis handed the lock to a waiter (of any process). */
+    boolean handedOnByRelease(long result) {
+        return false;
+    }
+
     /** The lease was already gone: the reserved waiter tries on its own. */
     void notHandedOver(LockCore<Call>.Acquisition recipient) {
         recipient.wake();
     }
 
+    /** The release, tried up to {@value #RELEASE_TRIES} times while it fails with a transient error, a backoff step apart. */
     private Mono<Void> releaseCommand(Call call) {
-        return Mono.defer(() -> command(releaseScript(), releaseKeys(call), releaseArgs(call)))
-                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
-                        .filter(RedisErrors::isTransient))
-                .then();
+        return releaseCommand(call, 0);
+    }
+
+    private Mono<Void> releaseCommand(Call call, int tried) {
+        return command(releaseScript(), releaseKeys(call), releaseArgs(call))
+                .doOnNext(result -> {
+                    if (handedOnByRelease(result)) {
+                        call.acquisition.handedOff();
+                    }
+                })
+                .then()
+                .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
+                        e -> Mono.delay(backoff.step(tried), options.scheduler()).then(releaseCommand(call, tried + 1)));
     }
 
     @Override
@@ -265,8 +284,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     Mono<Long> command(LuaScript script, String[] keys, String... args) {
-        return Mono.fromCompletionStage(() -> scripts.run(script, keys, args))
-                .timeout(options.commandTimeout(), options.scheduler());
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), options.scheduler());
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelock.support.CommandStats;
+import io.reactivelock.support.RecordingListener;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -307,6 +308,61 @@ class HandOffTest {
         assertThat(CommandStats.calls(redis, "publish") - publishedBefore)
                 .as("no release announces itself: five went to local waiters, and nobody waited for the last")
                 .isZero();
+    }
+
+    @Test
+    void aNonFairReleaseIsHeardAsAHandOffOnlyWhenItHandsTheLockToALocalWaiter() {
+        RecordingListener hereEvents = new RecordingListener();
+        RecordingListener elsewhereEvents = new RecordingListener();
+        Duration backoff = Duration.ofMinutes(10);
+        ReactiveRedisLock here = lock(LockOptions.builder().backoff(backoff, backoff).listener(hereEvents));
+        ReactiveRedisLock elsewhere = lock(LockOptions.builder().backoff(backoff, backoff).listener(elsewhereEvents));
+        Sinks.Empty<Void> holder = hold(here);
+        Mono<String> sleeper = elsewhere.withLock("a", TTL, Mono.just("elsewhere")).cache();
+        subscriptions.add(sleeper.subscribe());
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+        Mono<String> local = here.withLock("a", TTL, Mono.just("here")).cache();
+        subscriptions.add(local.subscribe());
+        await().until(() -> here.localWaiters("a") == 1);
+
+        holder.tryEmitEmpty();
+        Mono.when(local, sleeper).block(WAIT);
+
+        assertHandedOffOnceAfterTheFirstRelease(hereEvents,
+                "the holder's release handed the lock to the local waiter; the waiter's freed it");
+        assertThat(elsewhereEvents.list).as("woken by a notice after a release that freed the lock: no hand-off")
+                .containsExactly("acquired a", "released a");
+    }
+
+    @Test
+    void aFairReleaseIsHeardAsAHandOffWhenRedisHandsTheLockToTheFirstInLineInAnyProcess() {
+        RecordingListener hereEvents = new RecordingListener();
+        RecordingListener elsewhereEvents = new RecordingListener();
+        Duration backoff = Duration.ofMillis(50);
+        ReactiveRedisLock here = lock(LockOptions.builder().fair(true).backoff(backoff, backoff).listener(hereEvents));
+        ReactiveRedisLock elsewhere = lock(LockOptions.builder().fair(true).backoff(backoff, backoff).listener(elsewhereEvents));
+        Sinks.Empty<Void> holder = hold(here);
+        Mono<String> first = elsewhere.withLock("a", TTL, Mono.just("elsewhere")).cache();
+        subscriptions.add(first.subscribe());
+        await().until(() -> queued() == 1);
+        Mono<String> second = here.withLock("a", TTL, Mono.just("here")).cache();
+        subscriptions.add(second.subscribe());
+        await().until(() -> queued() == 2);
+
+        holder.tryEmitEmpty();
+        Mono.when(first, second).block(WAIT);
+
+        assertHandedOffOnceAfterTheFirstRelease(hereEvents,
+                "the holder handed the lock to another process; the last holder freed it");
+        assertThat(elsewhereEvents.list).as("its release handed the lock back to the waiter of the first process")
+                .containsExactly("acquired a", "released a", "handedOff a");
+    }
+
+    /** The new holder's own events may come before or after the hand-off is heard: only the order of these two is fixed. */
+    private static void assertHandedOffOnceAfterTheFirstRelease(RecordingListener events, String why) {
+        assertThat(events.list).as(why).filteredOn(e -> e.startsWith("handedOff")).containsExactly("handedOff a");
+        assertThat(events.list.indexOf("handedOff a")).as(why).isGreaterThan(events.list.indexOf("released a"));
+        assertThat(events.list).as(why).filteredOn(e -> e.startsWith("released")).hasSize(2);
     }
 
     @Test

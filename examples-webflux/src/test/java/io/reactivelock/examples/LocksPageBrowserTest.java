@@ -104,6 +104,10 @@ class LocksPageBrowserTest {
                     .as("pixels of the acquisitions line on the chart's canvas").isGreaterThan(20);
             assertThat(browser.eval("document.querySelector('[data-metric=acquiredPerSecond]').textContent"))
                     .as("acquisitions per second in the last sample").matches("[0-9]+\\.[0-9]").isNotEqualTo("0.0");
+            // Two bodies at a time per name: each release finds a waiter in this process and hands it the lock.
+            await("hand-offs per second in a sample").atMost(WAIT).until(() ->
+                    browser.eval("document.querySelector('[data-metric=handOffsPerSecond]').textContent").matches("[0-9]+\\.[0-9]")
+                            && !"0.0".equals(browser.eval("document.querySelector('[data-metric=handOffsPerSecond]').textContent")));
 
             browser.screenshot(TARGET.resolve("locks-page.png"));
 

@@ -202,7 +202,8 @@ public final class LockInspector implements AutoCloseable {
 
     /**
      * What Redis holds for lock {@code name} now: free or held, the holder (abbreviated), the
-     * lease left, the last fencing token and the fair line. One or two round trips.
+     * lease left, the last fencing token, how many wait (the fair line, or a non-fair lock's
+     * waiters registered to be woken) and the fair line itself. One or two round trips.
      *
      * @throws IllegalArgumentException for a name {@code withLock} would refuse
      */
@@ -216,10 +217,12 @@ public final class LockInspector implements AutoCloseable {
             CompletableFuture<Long> ttl = commands.pttl(key).toCompletableFuture();
             CompletableFuture<String> fence = commands.get(LockKeys.fenceKey(key)).toCompletableFuture();
             CompletableFuture<List<String>> line = commands.lrange(queueKey, 0, MAX_WAITERS_LISTED - 1).toCompletableFuture();
-            CompletableFuture<Long> waiting = commands.llen(queueKey).toCompletableFuture();
-            return call(() -> CompletableFuture.allOf(holder, ttl, fence, line, waiting))
+            CompletableFuture<Long> inLine = commands.llen(queueKey).toCompletableFuture();
+            CompletableFuture<Long> sleeping = commands.zcard(LockKeys.sleepersKey(key)).toCompletableFuture();
+            return call(() -> CompletableFuture.allOf(holder, ttl, fence, line, inLine, sleeping))
                     .then(Mono.defer(() -> waiters(key, line.getNow(null))))
-                    .map(waiters -> state(name, holder.getNow(null), ttl.getNow(null), fence.getNow(null), waiting.getNow(null), waiters));
+                    .map(waiters -> state(name, holder.getNow(null), ttl.getNow(null), fence.getNow(null),
+                            inLine.getNow(null) + sleeping.getNow(null), waiters));
         });
     }
 

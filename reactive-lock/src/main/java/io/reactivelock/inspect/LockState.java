@@ -16,8 +16,9 @@ import org.jspecify.annotations.Nullable;
  *     key has no expiry (written by something other than this library)
  * @param fencingToken the last fencing token issued for this name (the holder's, while held), or
  *     {@code null} when its record has expired (60 s after the lease it was issued with)
- * @param waiting how many waiters the fair line holds (0 for a lock in non-fair mode, whose waiters
- *     wait in their own processes)
+ * @param waiting how many wait: the length of the fair line, or for a lock in non-fair mode the
+ *     waiters of every process registered to be woken by the next release (those between attempts;
+ *     one that is trying right now, or that never found the lock busy, is not counted)
  * @param waiters the first {@value LockInspector#MAX_WAITERS_LISTED} waiters of the fair line, first
  *     in line first
  */

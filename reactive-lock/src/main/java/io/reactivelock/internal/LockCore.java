@@ -300,6 +300,11 @@ public final class LockCore<C> {
             }
         }
 
+        /** The holder's release handed the lock straight to a waiter: tells the listener. */
+        public void handedOff() {
+            listener.handedOff(name);
+        }
+
         Mono<Lease> acquire() {
             return Mono.create(s -> {
                 sink = s;

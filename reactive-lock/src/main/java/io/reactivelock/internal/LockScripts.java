@@ -153,8 +153,8 @@ public final class LockScripts {
      * when it is the named waiter, for its ttl, and the fencing token is returned (the releaser
      * delivers it in-process); else for one waiter lease until it claims the lock, and its token is
      * published. With no live waiter, deletes the lock. Otherwise removes the token from the line.
-     * Returns the fencing token (far above 1) when handed to the named waiter, 1 if the lock was
-     * released or handed on otherwise, else 0.
+     * Returns the fencing token (far above 2) when handed to the named waiter, 2 when handed to the
+     * first in line otherwise, 1 when the lock was released with nobody in line, else 0.
      */
     public static final LuaScript RELEASE_FAIR = LuaScript.of("""
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -175,7 +175,7 @@ public final class LockScripts {
             """ + NEXT_FENCE + """
                 if named then return fence end
                 redis.call('PUBLISH', ARGV[2], nextToken)
-                return 1
+                return 2
               end
               nextToken = redis.call('LPOP', KEYS[3])
             end

@@ -49,6 +49,11 @@ public final class SafeLockListener implements LockListener {
         guard(() -> delegate.released(name, held));
     }
 
+    @Override
+    public void handedOff(String name) {
+        guard(() -> delegate.handedOff(name));
+    }
+
     private void guard(Runnable call) {
         try {
             call.run();

@@ -32,6 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@value #RENEWALS} (counter): lease renewals.
  *   <li>{@value #LOST} (counter): leases lost while held, tagged {@code cause}: {@code lost} (expired
  *       or taken, or Redis unreachable until it ran out) or {@code max-lease-time}.
+ *   <li>{@value #HANDOFFS} (counter): releases that handed the lock straight to a waiter
+ *       ({@link LockListener#handedOff}).
  *   <li>{@value #HOLDERS} (gauge): locks held now through this lock.
  * </ul>
  *
@@ -51,6 +53,8 @@ public final class LockMetrics implements LockListener {
     public static final String RENEWALS = "reactive.lock.renewals";
     /** Counter of leases lost while held, by cause. */
     public static final String LOST = "reactive.lock.lost";
+    /** Counter of releases that handed the lock straight to a waiter. */
+    public static final String HANDOFFS = "reactive.lock.handoffs";
     /** Gauge of the locks held now. */
     public static final String HOLDERS = "reactive.lock.holders";
 
@@ -112,6 +116,15 @@ public final class LockMetrics implements LockListener {
     public void released(String name, Duration heldFor) {
         held.decrementAndGet();
         Timer.builder(HELD).description("Time each lock was held").tags(lockTag(name)).register(registry).record(heldFor);
+    }
+
+    @Override
+    public void handedOff(String name) {
+        Counter.builder(HANDOFFS)
+                .description("Releases that handed the lock straight to a waiter")
+                .tags(lockTag(name))
+                .register(registry)
+                .increment();
     }
 
     private Timer acquireTimer(String name, String outcome) {

@@ -367,6 +367,9 @@ public final class InMemoryReactiveLock implements ReactiveLock {
             });
             if (freed != null) {
                 freed.deliver(options);
+                if (freed.next() != null) {
+                    session.acquisition.handedOff();
+                }
             }
         }
 

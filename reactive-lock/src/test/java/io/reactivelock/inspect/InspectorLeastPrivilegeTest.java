@@ -37,7 +37,7 @@ class InspectorLeastPrivilegeTest {
 
     /** Quoted by the README's Security section. */
     static final String READ_RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications"
-            + " +scan +get +pttl +lrange +llen +hmget +time ~lock:*";
+            + " +scan +get +pttl +lrange +llen +zcard +hmget +time ~lock:*";
     static final String ADMIN_RULES = READ_RULES + " +eval +del";
 
     private static final Pattern UNKNOWN_SUBCOMMAND =

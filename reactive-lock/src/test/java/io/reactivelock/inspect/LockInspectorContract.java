@@ -158,6 +158,26 @@ abstract class LockInspectorContract {
     }
 
     @Test
+    void nonFairWaitersOfEveryProcessAreCountedAsWaitingUntilTheyAreServed() {
+        ReactiveRedisLock here = lock(LockOptions.builder().acquireTimeout(WAIT).build());
+        ReactiveRedisLock elsewhere = lock(LockOptions.builder().acquireTimeout(WAIT).build());
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> release = Sinks.empty();
+        hold(here, "busy", release);
+        List<String> served = new CopyOnWriteArrayList<>();
+        for (ReactiveRedisLock lock : List.of(here, elsewhere)) {
+            subscriptions.add(lock.withLock("busy", TTL, Mono.fromRunnable(() -> served.add("served"))).subscribe());
+        }
+        await("both waiters registered to be woken").atMost(WAIT).pollInterval(POLL)
+                .until(() -> inspector.inspect("busy").block(WAIT).waiting() == 2);
+        assertThat(inspector.inspect("busy").block(WAIT).waiters()).as("only a fair line is listed one by one").isEmpty();
+
+        release.tryEmitEmpty();
+        await("every waiter served").atMost(WAIT).pollInterval(POLL).until(() -> served.size() == 2);
+        assertThat(inspector.inspect("busy").block(WAIT).waiting()).isZero();
+    }
+
+    @Test
     void aLockWhoseHolderCrashedIsListedUntilItExpiresThenDisappears() {
         Crashable crashable = crashableLock(LockOptions.defaults());
         LockInspector inspector = inspector();

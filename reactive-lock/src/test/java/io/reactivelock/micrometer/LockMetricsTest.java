@@ -77,6 +77,25 @@ class LockMetricsTest {
     }
 
     @Test
+    void aReleaseThatHandsTheLockToAWaiterIsCountedAsAHandOff() {
+        // Fair: Redis hands the lock to the first in line, wherever it waits, so the hand-off does not
+        // depend on when the waiter joined this process's line.
+        try (ReactiveRedisLock waiting = lock(b -> b.fair(true).acquireTimeout(WAIT))) {
+            Sinks.Empty<Void> holding = Sinks.empty();
+            Disposable holder = waiting.withLock("a", TTL, holding.asMono()).subscribe();
+            await().until(() -> active() == 1.0);
+            Mono<String> waiter = waiting.withLock("a", TTL, Mono.just("handed")).cache();
+            Disposable subscribed = waiter.subscribe();
+            await().until(() -> "1".equals(redis.call("LLEN", "lock:{a}:queue")));
+            holding.tryEmitEmpty();
+            StepVerifier.create(waiter).expectNext("handed").expectComplete().verify(WAIT);
+            assertThat(registry.get(LockMetrics.HANDOFFS).counter().count()).isEqualTo(1.0);
+            holder.dispose();
+            subscribed.dispose();
+        }
+    }
+
+    @Test
     void acquireFailuresAreCountedByCause() {
         Sinks.Empty<Void> finish = Sinks.empty();
         Disposable holder = lock.withLock("busy", TTL, finish.asMono()).subscribe();

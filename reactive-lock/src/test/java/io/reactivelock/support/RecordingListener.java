@@ -42,4 +42,9 @@ public final class RecordingListener implements LockListener {
     public void released(String name, Duration held) {
         list.add("released " + name);
     }
+
+    @Override
+    public void handedOff(String name) {
+        list.add("handedOff " + name);
+    }
 }

@@ -56,6 +56,27 @@ class InMemoryReactiveLockVirtualTimeTest {
     }
 
     @Test
+    void aReleaseHandsTheLockToTheWaiterAndTheListenerHearsTheHandOff() {
+        AtomicInteger handOffs = new AtomicInteger();
+        InMemoryReactiveLock heard = locks.withOptions(LockOptions.builder()
+                .listener(new LockListener() {
+                    @Override
+                    public void handedOff(String name) {
+                        handOffs.incrementAndGet();
+                    }
+                })
+                .build());
+        StepVerifier.withVirtualTime(() -> Mono.zip(
+                        heard.withLock("report", TTL, Mono.delay(Duration.ofSeconds(5)).thenReturn("first")),
+                        heard.withLock("report", TTL, Mono.just("second"))))
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(5))
+                .assertNext(both -> assertThat(both.getT2()).isEqualTo("second"))
+                .verifyComplete();
+        assertThat(handOffs).as("the first release handed the lock to the waiter; the second freed it").hasValue(1);
+    }
+
+    @Test
     void aLockLeftByACrashedHolderIsTakenWhenItsTtlRunsOut() {
         InMemoryReactiveLock patient = locks.withOptions(LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build());
         StepVerifier.withVirtualTime(() -> {

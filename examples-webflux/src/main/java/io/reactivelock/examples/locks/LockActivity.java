@@ -73,7 +73,8 @@ public class LockActivity {
                 .map(Row::of)
                 .collectSortedList(Comparator.comparing(Row::name))
                 .map(rows -> new Snapshot(System.currentTimeMillis(), rows,
-                        rate(now, before, Totals::acquired), rate(now, before, Totals::busy), rate(now, before, Totals::lost),
+                        rate(now, before, Totals::acquired), rate(now, before, Totals::handedOff),
+                        rate(now, before, Totals::busy), rate(now, before, Totals::lost),
                         percentile(acquired, 0.5), percentile(acquired, 0.99)))
                 .onErrorResume(error -> {
                     log.debug("Could not sample the locks", error);
@@ -108,11 +109,12 @@ public class LockActivity {
     }
 
     /** The meters' counts at one moment. */
-    private record Totals(long nanos, double acquired, double busy, double lost) {
+    private record Totals(long nanos, double acquired, double handedOff, double busy, double lost) {
 
         static Totals read(MeterRegistry registry) {
             return new Totals(System.nanoTime(),
                     count(registry.find(LockMetrics.ACQUIRE).tag("outcome", "acquired").timers()),
+                    registry.find(LockMetrics.HANDOFFS).counters().stream().mapToDouble(Counter::count).sum(),
                     count(registry.find(LockMetrics.ACQUIRE).tag("outcome", "busy").timers()),
                     registry.find(LockMetrics.LOST).counters().stream().mapToDouble(Counter::count).sum());
         }
@@ -128,12 +130,14 @@ public class LockActivity {
      * @param at when it was taken (ms since the epoch)
      * @param locks the locks held, by name (at most {@value #MAX_LOCKS})
      * @param acquiredPerSecond acquisitions per second since the previous sample; null in the first sample
+     * @param handOffsPerSecond releases per second that handed the lock straight to a waiter
      * @param busyPerSecond acquisitions given up (still busy at the acquire timeout) per second
      * @param lostPerSecond leases lost per second
      * @param waitP50Millis median wait before acquiring, over the last seconds; null before any
      * @param waitP99Millis 99th percentile of that wait
      */
-    public record Snapshot(long at, List<Row> locks, @Nullable Double acquiredPerSecond, @Nullable Double busyPerSecond,
+    public record Snapshot(long at, List<Row> locks, @Nullable Double acquiredPerSecond,
+            @Nullable Double handOffsPerSecond, @Nullable Double busyPerSecond,
             @Nullable Double lostPerSecond, @Nullable Double waitP50Millis, @Nullable Double waitP99Millis) {}
 
     /** One held lock; see {@link LockState}. */
