@@ -138,6 +138,13 @@ final class Nemesis {
         }
     }
 
+    /** Whether a lane failed (it stopped; {@link #stopAndHeal()} throws what it failed with). */
+    boolean failed() {
+        synchronized (failures) {
+            return !failures.isEmpty();
+        }
+    }
+
     /** The faults injected so far, in the order they started. */
     List<Fault> faults() {
         synchronized (faults) {

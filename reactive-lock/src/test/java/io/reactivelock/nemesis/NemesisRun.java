@@ -141,7 +141,8 @@ final class NemesisRun {
                 long longest = settings.duration().plus(settings.extension()).toNanos();
                 await("the run's duration").atMost(settings.duration().plus(settings.extension()).plusMinutes(1))
                         .pollInterval(Duration.ofMillis(250))
-                        .until(() -> clients.stream().anyMatch(c -> !c.process.isAlive()) || now() - nemesisStart >= longest
+                        .until(() -> clients.stream().anyMatch(c -> !c.process.isAlive()) || nemesis.failed()
+                                || now() - nemesisStart >= longest
                                 || now() - nemesisStart >= settings.duration().toNanos()
                                         && (settings.extension().isZero() || controlCaughtAFrozenWriter(resource, nemesis)));
             } finally {
