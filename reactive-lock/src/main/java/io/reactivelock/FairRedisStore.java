@@ -83,6 +83,12 @@ final class FairRedisStore extends RedisStore {
     @Override
     void notHandedOver(LockCore<Call>.Acquisition recipient) {}
 
+    /** A fair waiter keeps its place in the line by calling at least once per waiter lease. */
+    @Override
+    Duration followerStep() {
+        return options.waiterLease().dividedBy(2);
+    }
+
     /** A fair waiter keeps its place by calling; it never queues behind local waiters first. */
     @Override
     public Duration pauseBeforeFirstAttempt(Call call) {

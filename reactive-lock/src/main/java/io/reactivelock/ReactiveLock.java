@@ -22,7 +22,9 @@ import reactor.core.publisher.Mono;
  *       {@code Mono} emits the same value, completes empty, or fails with the same error. A failed
  *       release never replaces the body's outcome: it is logged, and added as suppressed to the
  *       body's error when there is one. A release that cannot reach Redis is harmless: the lease
- *       expires after its TTL.
+ *       expires after its TTL. A body that emits or completes after its lease ran out (frozen past
+ *       it before the renewal noticed) does not pass its value on: the {@code Mono} fails with
+ *       {@link LockLostException} after the release.
  *   <li><b>Cancelled.</b> At any moment (waiting, acquiring, running, releasing) cancellation
  *       stops the body and the renewal and releases the lock in the background; the cancel is not
  *       delayed by the release. An acquire reply that arrives after the cancellation is released

@@ -24,7 +24,8 @@ import reactor.core.publisher.Mono;
  * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
- * sleepers (scored by when it started) and sleeps until woken or its backoff step; a release
+ * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
+ * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the others); a release
  * wakes one of them by name, the one that started first, so one release leads to about one
  * attempt in the whole fleet, not one per process, and waiters of other processes are served
  * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
@@ -226,9 +227,14 @@ class RedisStore implements LockStore<RedisStore.Call> {
                         e -> Mono.delay(backoff.step(tried), options.scheduler()).then(releaseCommand(call, tried + 1)));
     }
 
+    /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
-        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call));
+        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call)).whenComplete((result, error) -> {
+            if (notices != null) {
+                notices.wakeFirst(call.channel);
+            }
+        });
     }
 
     @Override
@@ -242,9 +248,21 @@ class RedisStore implements LockStore<RedisStore.Call> {
             return backoff.step(retry);
         }
         join(call);
-        // Once Redis confirmed the subscription, every release wakes a waiter here: polling only
-        // covers lost notices and expiries, so the longest step does.
-        return backoff.step(notices.listening(call.channel) ? Long.MAX_VALUE : retry);
+        if (!notices.listening(call.channel)) {
+            return backoff.step(retry);
+        }
+        // Redis confirmed the subscription: every release now wakes a waiter here or hands one the
+        // lock. Polling only covers lost notices and holders that died, which the first local
+        // waiter does at the longest step; the others wait to be woken.
+        return notices.isFirst(Objects.requireNonNull(call.waiter)) ? backoff.step(Long.MAX_VALUE) : followerStep();
+    }
+
+    /**
+     * How long a waiter that is not this process's first on the lock sleeps unless woken: a safety
+     * net only, since the first keeps the sleepers' registration alive (five waiter leases).
+     */
+    Duration followerStep() {
+        return options.waiterLease().multipliedBy(5);
     }
 
     /**

@@ -97,4 +97,34 @@ class DirectedWakeUpTest {
         assertThat(lock.withLock("a", TTL, Mono.just(1)).block(Duration.ofSeconds(10))).isEqualTo(1);
         assertThat(CommandStats.calls(redis, "publish")).isZero();
     }
+
+    /**
+     * Within one process only the waiter that has waited longest keeps trying at the backoff step
+     * (50 ms here); the others wait to be woken and call only at the follower step (five waiter
+     * leases without fairness, half of one with it: 5 s and 500 ms here). Counted by the attempts
+     * each waiter made before giving up at its 2 s acquire timeout.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "fair={0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void onlyTheFirstLocalWaiterKeepsTryingTheOthersWaitToBeWoken(boolean fair) {
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        instance().withLock("a", TTL, holderDone.asMono()).subscribe();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        ReactiveRedisLock here = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair)
+                .backoff(Duration.ofMillis(50), Duration.ofMillis(50)).acquireTimeout(Duration.ofSeconds(2)).build());
+        locks.add(here);
+        List<CompletableFuture<Integer>> attempts = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            attempts.add(here.withLock("a", TTL, Mono.<Integer>empty())
+                    .onErrorResume(LockAcquisitionException.class, e -> Mono.just(e.attempts()))
+                    .toFuture());
+        }
+        List<Integer> counts = attempts.stream().map(CompletableFuture::join).sorted().toList();
+        holderDone.tryEmitEmpty();
+
+        assertThat(counts.get(counts.size() - 1)).as("the first waiter polled for the whole 2 s").isGreaterThanOrEqualTo(10);
+        // One attempt on arrival, the follower steps, and one when the first gave up and woke the next.
+        assertThat(counts.subList(0, counts.size() - 1)).as("attempts of each of the other waiters")
+                .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(fair ? 7 : 3));
+    }
 }

@@ -155,7 +155,10 @@ public final class LockCore<C> {
             }
             Acquisition a = new Acquisition(name, ttl, acquireTimeout, open);
             return Mono.usingWhen(a.acquire(), lease -> a.run(lease, body),
-                            lease -> a.release(null), (lease, error) -> a.release(error), lease -> a.release(null))
+                            a::complete, (lease, error) -> a.release(error), lease -> a.release(null))
+                    // usingWhen wraps a failed completion step; the caller gets the loss it stands for.
+                    .onErrorMap(e -> e.getClass() == RuntimeException.class && e.getCause() instanceof LockLostException,
+                            Throwable::getCause)
                     .doFinally(signal -> a.finish());
         });
     }
@@ -490,6 +493,21 @@ public final class LockCore<C> {
                             }))
                     .doOnSubscribe(s -> activeLeases.incrementAndGet())
                     .doFinally(signal -> activeLeases.decrementAndGet());
+        }
+
+        /**
+         * The body completed (with or without a value): releases, then fails with
+         * {@link LockLostException} instead of letting the value through if the lease had run out
+         * by then, as it can for a body frozen past its lease before the watchdog noticed (a
+         * stop-the-world pause): the caller must not take the outcome as made under the lock.
+         */
+        Mono<Void> complete(Lease lease) {
+            if (lease.validUntilNanos() - System.nanoTime() > 0 || state.get() != HELD) {
+                return release(null);
+            }
+            LockLostException lost = new LockLostException(name, "its lease ran out before the body completed", null);
+            listener.lost(name, lost); // before released, as for every lost lease
+            return release(null).then(Mono.error(lost));
         }
 
         /** Releases once, for the path that leaves HELD; never fails, never replaces the body's outcome. */

@@ -25,8 +25,10 @@ import reactor.util.Loggers;
  * time as a warning, and sent again when the next waiter joins; meanwhile waiters poll.
  *
  * <p>An empty notice (non-fair release) wakes the local waiter that has waited longest, not all
- * of them; a notice carrying a token (fair hand-off) wakes that waiter only. Notices are hints:
- * every pause also ends after its backoff step, so a lost notice costs at most one step.
+ * of them; a notice carrying a token wakes that waiter only. Notices are hints: the local waiter
+ * that has waited longest ({@link #isFirst}) keeps trying at its backoff step, so a lost notice
+ * or a holder that died costs at most one step; the others wait to be woken (by a notice, a
+ * hand-off, or the first leaving without the lock) and call Redis only to keep their place.
  *
  * <p>A releasing holder may also {@linkplain #reserveLongestWaiting reserve} the local waiter that
  * has waited longest and hand the lock straight to it. A run of such hand-offs on one channel can
@@ -95,6 +97,24 @@ public final class ReleaseNotices<C> {
         }
         c.runStartedNanos.set(NO_RUN);
         return null;
+    }
+
+    /**
+     * Whether {@code waiter} has waited longest of this process's waiters on its channel: the one
+     * that keeps trying while the others wait to be woken.
+     */
+    public boolean isFirst(Waiter<C> waiter) {
+        Channel<C> c = channels.get(waiter.channel);
+        return c != null && c.waiters.peek() == waiter;
+    }
+
+    /** Ends the pause of the local waiter on {@code channel} that has waited longest, if it is pausing. */
+    public void wakeFirst(String channel) {
+        Channel<C> c = channels.get(channel);
+        Waiter<C> first = c == null ? null : c.waiters.peek();
+        if (first != null) {
+            first.acquisition.wakeIfPaused();
+        }
     }
 
     /** How many local waiters {@code channel} has. */
@@ -228,13 +248,23 @@ public final class ReleaseNotices<C> {
             reserved.set(false);
         }
 
-        /** Stops waiting; the last waiter of a channel has it unsubscribed. Idempotent. */
+        /**
+         * Stops waiting; the last waiter of a channel has it unsubscribed. A first waiter that leaves
+         * without the lock wakes the next, which keeps trying in its place. Idempotent.
+         */
         public void leave() {
             if (!left.compareAndSet(false, true)) {
                 return;
             }
             Channel<C> c = notices.channels.get(channel);
-            if (c != null && c.waiters.remove(this)) {
+            if (c == null) {
+                return;
+            }
+            boolean wasFirst = c.waiters.peek() == this;
+            if (c.waiters.remove(this)) {
+                if (wasFirst && acquisition.isDone()) {
+                    notices.wakeFirst(channel);
+                }
                 notices.reconcile(channel, c);
             }
         }

@@ -3,7 +3,9 @@ package io.reactivelock.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
+import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -50,6 +52,44 @@ class LockCoreTest {
                 .expectNext(2L)
                 .verifyComplete();
         assertThat(asked).containsExactly("acquire", "acquire", "body", "release");
+    }
+
+    /**
+     * Found by the nemesis soak: a body frozen past its lease (a stop-the-world pause) could
+     * complete before the watchdog noticed, and its value went out as if made under the lock. The
+     * caller gets {@link LockLostException} instead, after the release, and the listener hears the
+     * loss before the release. The lease here is valid for 1 ms and the body outlives it.
+     */
+    @Test
+    void aBodyThatCompletesAfterItsLeaseRanOutFailsWithLockLostAfterTheRelease() {
+        List<String> asked = new CopyOnWriteArrayList<>();
+        LockStore<String> store = new RecordingStore(asked) {
+            @Override
+            public CompletionStage<Reply> acquire(String call) {
+                asked.add("acquire");
+                return CompletableFuture.completedFuture(Reply.granted(1, Duration.ofMillis(1).toNanos()));
+            }
+        };
+        RecordingListener heard = new RecordingListener();
+        LockCore<String> core = new LockCore<>(LockOptions.builder().listener(heard).build(), store);
+        StepVerifier.create(core.withLock("a", Duration.ofSeconds(30),
+                        (Function<LockLease, Mono<String>>) lease -> Mono.delay(Duration.ofMillis(20)).thenReturn("late")))
+                .expectErrorSatisfies(error -> assertThat(error).isInstanceOf(LockLostException.class)
+                        .hasMessageContaining("ran out before the body completed"))
+                .verify(Duration.ofSeconds(10));
+        assertThat(asked).containsExactly("acquire", "release");
+        assertThat(heard.list).containsExactly("acquired a", "lost a", "released a");
+    }
+
+    @Test
+    void aBodyThatCompletesWithinItsLeaseGivesItsValue() {
+        List<String> asked = new CopyOnWriteArrayList<>();
+        LockCore<String> core = new LockCore<>(LockOptions.defaults(), new RecordingStore(asked));
+        StepVerifier.create(core.withLock("a", Duration.ofSeconds(30),
+                        (Function<LockLease, Mono<String>>) lease -> Mono.just("in time")))
+                .expectNext("in time")
+                .verifyComplete();
+        assertThat(asked).containsExactly("acquire", "release");
     }
 
     /** A store that grants at once and records the releases it is asked for. */
