@@ -302,8 +302,8 @@ final class Checker {
                     + millis(History.longestTtlNanos() + slack) + " after quiescence", List.of(), ""));
         }
         for (History.Blocking call : history.blocking()) {
-            violations.add(new Violation(Kind.BLOCKING_CALL, call.at(), "-", call.client() + ": " + call.method(), List.of(),
-                    ""));
+            violations.add(new Violation(Kind.BLOCKING_CALL, call.at(), "-", call.client() + ": " + call.method()
+                    + " (its stack follows the event in events.log)", List.of(), ""));
         }
         for (History.ClockCheck check : history.clockChecks()) {
             if (!check.consistent()) {

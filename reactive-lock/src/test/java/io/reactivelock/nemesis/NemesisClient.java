@@ -137,7 +137,12 @@ public final class NemesisClient {
         BlockHound.builder().loadIntegrations()
                 .blockingMethodCallback(method -> {
                     emit(Line.of("BLOCKING", "client", name, "t", System.nanoTime(),
-                            "method", method.toString().replace(' ', '_')));
+                            "method", method.toString().replace(' ', '_'),
+                            "thread", Thread.currentThread().getName().replace(' ', '_')));
+                    // Where it came from, as plain lines (not events) that follow it in the run's events.log.
+                    for (StackTraceElement frame : Thread.currentThread().getStackTrace()) {
+                        emit("  at " + frame);
+                    }
                     throw new BlockingOperationError(method);
                 })
                 .install();
