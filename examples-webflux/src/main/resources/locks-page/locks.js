@@ -9,7 +9,7 @@
   const emptyRow = tbody.querySelector('tr.empty');
   const status = document.getElementById('status');
   const chartBox = document.getElementById('chart');
-  const rows = new Map(); // lock name -> { tr, ttl, ttlMillis, receivedAt }
+  const rows = new Map(); // kind + ':' + lock name -> { tr, ttl, ttlMillis, receivedAt, ... }
   const series = ['acquiredPerSecond', 'handOffsPerSecond', 'busyPerSecond', 'lostPerSecond', 'waitP50Millis', 'waitP99Millis'];
   const data = [[], [], [], [], [], [], []]; // time, then one array per series
 
@@ -52,42 +52,59 @@
     return element;
   }
 
-  function row(name) {
-    let entry = rows.get(name);
+  function row(key, lock) {
+    let entry = rows.get(key);
     if (!entry) {
       const tr = document.createElement('tr');
-      tr.dataset.lock = name;
-      const lock = cell(tr, 'th');
-      lock.scope = 'row';
-      lock.textContent = name; // textContent: a lock name is shown as text, never as markup
+      tr.dataset.lock = lock.name;
+      tr.dataset.kind = lock.kind;
+      const name = cell(tr, 'th');
+      name.scope = 'row';
+      name.textContent = lock.name; // textContent: a lock name is shown as text, never as markup
+      cell(tr, 'td', 'kind').textContent = lock.kind;
       entry = {
         tr,
         holder: cell(tr, 'td').appendChild(document.createElement('code')),
         ttl: cell(tr, 'td', 'number ttl'),
         fence: cell(tr, 'td', 'number fence'),
         waiting: cell(tr, 'td', 'number waiting'),
+        shared: cell(tr, 'td', 'shared'),
       };
-      rows.set(name, entry);
+      rows.set(key, entry);
     }
     return entry;
+  }
+
+  function plural(count, one, many) {
+    return count + ' ' + (count === 1 ? one : many);
+  }
+
+  // A read-write lock's readers, or a semaphore's permits and holders.
+  function shared(lock) {
+    if (lock.permits != null) {
+      return plural(lock.permits, 'permit', 'permits') + ', ' + plural(lock.permitHolders, 'holder', 'holders');
+    }
+    return lock.readers ? plural(lock.readers, 'reader', 'readers') : '–';
   }
 
   function renderTable(locks, receivedAt) {
     const seen = new Set();
     for (const lock of locks) {
-      const entry = row(lock.name);
-      entry.holder.textContent = lock.holder ?? '';
+      const key = lock.kind + ':' + lock.name;
+      const entry = row(key, lock);
+      entry.holder.textContent = lock.holder ?? '–';
       entry.fence.textContent = lock.fencingToken == null ? '–' : String(lock.fencingToken);
-      entry.waiting.textContent = String(lock.waiting);
+      entry.waiting.textContent = lock.waiting == null ? '–' : String(lock.waiting);
+      entry.shared.textContent = shared(lock);
       entry.ttlMillis = lock.ttlMillis;
       entry.receivedAt = receivedAt;
-      tbody.appendChild(entry.tr); // in the snapshot's order (by name)
-      seen.add(lock.name);
+      tbody.appendChild(entry.tr); // in the snapshot's order (by name, then kind)
+      seen.add(key);
     }
-    for (const [name, entry] of rows) {
-      if (!seen.has(name)) {
+    for (const [key, entry] of rows) {
+      if (!seen.has(key)) {
         entry.tr.remove();
-        rows.delete(name);
+        rows.delete(key);
       }
     }
     emptyRow.hidden = rows.size > 0;

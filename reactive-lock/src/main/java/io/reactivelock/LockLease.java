@@ -11,7 +11,7 @@ import java.time.Duration;
  * the resource safe even when a holder pauses past its lease (a GC pause, a slow network).
  *
  * <p>Leases are made by the locks of this library; code under test that takes a lease directly
- * can be given one by {@link io.reactivelock.testing.InMemoryReactiveLock#lease}.
+ * can be given one by {@code io.reactivelock.testing.InMemoryReactiveLock.lease} (reactive-lock-test).
  */
 public interface LockLease {
 

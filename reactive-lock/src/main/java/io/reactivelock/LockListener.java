@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * Hears what happens to the locks of one {@link ReactiveRedisLock},
- * {@link io.reactivelock.redlock.RedlockLock} or {@link io.reactivelock.testing.InMemoryReactiveLock},
+ * {@link io.reactivelock.redlock.RedlockLock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
+ * (reactive-lock-test),
  * for metrics and logs: set it with {@link LockOptions.Builder#listener(LockListener)}. Every method
  * does nothing by default.
  *
@@ -20,6 +21,15 @@ public interface LockListener {
 
     /** A listener that ignores everything: the default. */
     LockListener NONE = new LockListener() {};
+
+    /**
+     * The listener that hears the acquisitions of one kind of primitive: each semaphore, read-write
+     * lock, multi-lock and lock asks its listener for it once, when it is created. A listener that
+     * tells them apart (as {@code LockMetrics} tags its meters) returns a view; by default, itself.
+     */
+    default LockListener forPrimitive(Primitive primitive) {
+        return this;
+    }
 
     /** The lock is held and the body is about to run, {@code waited} after the subscription. */
     default void acquired(String name, Duration waited) {}

@@ -49,7 +49,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         ReleaseNotices<RedisStore.Call> notices = pubSub == null ? null : new ReleaseNotices<>(pubSub);
         this.store = options.fair() ? new FairRedisStore(options, scripts, notices) : new RedisStore(options, scripts, notices);
-        this.core = new LockCore<>(options, store);
+        this.core = new LockCore<>(options, Primitive.LOCK, store);
         this.closeResources = closeResources;
     }
 
@@ -111,18 +111,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * {@link LockLostException} at the next renewal.
      */
     public static ReactiveRedisLock create(RedisClusterClient client, LockOptions options) {
-        Objects.requireNonNull(client, "client");
-        Objects.requireNonNull(options, "options");
-        StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
-        StatefulRedisClusterPubSubConnection<String, String> pubSub;
-        try {
-            pubSub = client.connectPubSub(StringCodec.UTF8);
-        } catch (RuntimeException e) {
-            commands.closeAsync();
-            throw e;
-        }
-        return new ReactiveRedisLock(options, new ScriptExecutor(commands.async()), pubSub,
-                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
+        return connected(RedisConnections.open(client), options);
     }
 
     /** Uses the caller's Cluster connection, which it never closes. Waiters poll with backoff. */

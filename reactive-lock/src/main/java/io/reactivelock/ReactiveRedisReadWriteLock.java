@@ -2,8 +2,6 @@ package io.reactivelock;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.reactivelock.internal.LockCore;
-import io.reactivelock.internal.ReleaseNotices;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Function;
@@ -29,18 +27,10 @@ import reactor.core.publisher.Mono;
  * others apply as for {@link ReactiveRedisLock}. Thread-safe; one instance serves the whole
  * application and closes what it created in {@link #closeAsync()}.
  */
-public final class ReactiveRedisReadWriteLock implements ReactiveReadWriteLock, AutoCloseable {
-
-    private final LockOptions options;
-    private final ReadWriteStore store;
-    private final LockCore<ReadWriteStore.Call> core;
-    private final RedisConnections connections;
+public final class ReactiveRedisReadWriteLock extends RedisPrimitive implements ReactiveReadWriteLock {
 
     private ReactiveRedisReadWriteLock(LockOptions options, RedisConnections connections) {
-        this.options = options;
-        this.connections = connections;
-        this.store = new ReadWriteStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub()));
-        this.core = new LockCore<>(options, store);
+        super(options, Primitive.READ_WRITE_LOCK, connections);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */
@@ -72,40 +62,11 @@ public final class ReactiveRedisReadWriteLock implements ReactiveReadWriteLock, 
 
     @Override
     public <T> Mono<T> withReadLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        return core.withLock(name, ttl, options.acquireTimeout(), a -> store.open(a, false), body);
+        return core.withLock(name, ttl, options.acquireTimeout(), a -> store.readWrite(a, false), body);
     }
 
     @Override
     public <T> Mono<T> withWriteLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        return core.withLock(name, ttl, options.acquireTimeout(), a -> store.open(a, true), body);
-    }
-
-    /** Bodies running with their renewal watchdog now; zero once every call has ended. */
-    public int activeLeases() {
-        return core.activeLeases();
-    }
-
-    /** The options this lock was created with. */
-    public LockOptions options() {
-        return options;
-    }
-
-    /**
-     * Closes the connections (and the client, if this lock created it), without blocking. Later
-     * acquisitions fail with {@link LockClosedException}; locks held stay until released or expired.
-     */
-    public Mono<Void> closeAsync() {
-        return Mono.defer(() -> core.close() ? Mono.fromCompletionStage(connections.close().get()).then() : Mono.empty());
-    }
-
-    /** Blocking {@link #closeAsync()}, for shutdown code. */
-    @Override
-    public void close() {
-        closeAsync().block();
-    }
-
-    @Override
-    public String toString() {
-        return "ReactiveRedisReadWriteLock{" + options + "}";
+        return core.withLock(name, ttl, options.acquireTimeout(), a -> store.readWrite(a, true), body);
     }
 }

@@ -2,9 +2,7 @@ package io.reactivelock;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.reactivelock.internal.LockCore;
 import io.reactivelock.internal.PermitArguments;
-import io.reactivelock.internal.ReleaseNotices;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Function;
@@ -28,18 +26,10 @@ import reactor.core.publisher.Mono;
  * Thread-safe; one instance serves the whole application and closes what it created in
  * {@link #closeAsync()}.
  */
-public final class ReactiveRedisSemaphore implements ReactiveSemaphore, AutoCloseable {
-
-    private final LockOptions options;
-    private final SemaphoreStore store;
-    private final LockCore<SemaphoreStore.Call> core;
-    private final RedisConnections connections;
+public final class ReactiveRedisSemaphore extends RedisPrimitive implements ReactiveSemaphore {
 
     private ReactiveRedisSemaphore(LockOptions options, RedisConnections connections) {
-        this.options = options;
-        this.connections = connections;
-        this.store = new SemaphoreStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub()));
-        this.core = new LockCore<>(options, store);
+        super(options, Primitive.SEMAPHORE, connections);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */
@@ -73,36 +63,6 @@ public final class ReactiveRedisSemaphore implements ReactiveSemaphore, AutoClos
     public <T> Mono<T> withPermits(String name, int capacity, int n, Duration ttl,
             Function<? super LockLease, ? extends Mono<T>> body) {
         PermitArguments.check(name, capacity, n, core.listener());
-        return core.withLock(name, ttl, options.acquireTimeout(), a -> store.open(a, capacity, n), body);
-    }
-
-    /** Bodies running with their renewal watchdog now; zero once every {@code withPermits} has ended. */
-    public int activeLeases() {
-        return core.activeLeases();
-    }
-
-    /** The options this semaphore was created with. */
-    public LockOptions options() {
-        return options;
-    }
-
-    /**
-     * Closes the connections (and the client, if this semaphore created it), without blocking.
-     * Later acquisitions fail with {@link LockClosedException}; permits held stay until released or
-     * expired.
-     */
-    public Mono<Void> closeAsync() {
-        return Mono.defer(() -> core.close() ? Mono.fromCompletionStage(connections.close().get()).then() : Mono.empty());
-    }
-
-    /** Blocking {@link #closeAsync()}, for shutdown code. */
-    @Override
-    public void close() {
-        closeAsync().block();
-    }
-
-    @Override
-    public String toString() {
-        return "ReactiveRedisSemaphore{" + options + "}";
+        return core.withLock(name, ttl, options.acquireTimeout(), a -> store.permits(a, capacity, n), body);
     }
 }

@@ -4,6 +4,8 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelock.internal.ScriptExecutor;
@@ -14,7 +16,8 @@ import java.util.function.Supplier;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The two connections of a primitive made from a {@link RedisURI} or a {@link RedisClient}:
+ * The two connections of a primitive made from a {@link RedisURI}, a {@link RedisClient} or a
+ * {@link RedisClusterClient}:
  * commands (for the scripts) and pub/sub (for release notices), and how to close what the
  * primitive owns. Connecting blocks.
  */
@@ -44,6 +47,25 @@ record RedisConnections(ScriptExecutor scripts, StatefulRedisPubSubConnection<St
     static RedisConnections open(RedisClient client) {
         Objects.requireNonNull(client, "client");
         return open(client, () -> CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * A Cluster connection (each script goes to the node serving its keys' slot) and a Cluster
+     * pub/sub connection (a {@code PUBLISH} on any node reaches it) from the caller's client, which
+     * stays open.
+     */
+    static RedisConnections open(RedisClusterClient client) {
+        Objects.requireNonNull(client, "client");
+        StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
+        StatefulRedisPubSubConnection<String, String> pubSub;
+        try {
+            pubSub = client.connectPubSub(StringCodec.UTF8);
+        } catch (RuntimeException e) {
+            commands.closeAsync();
+            throw e;
+        }
+        return new RedisConnections(new ScriptExecutor(commands.async()), pubSub,
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
     }
 
     private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {

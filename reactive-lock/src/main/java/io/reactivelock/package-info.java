@@ -4,7 +4,9 @@
  * <p>Start at {@link io.reactivelock.ReactiveRedisLock} and its
  * {@link io.reactivelock.ReactiveLock#withLock withLock} methods; for a leased semaphore,
  * {@link io.reactivelock.ReactiveRedisSemaphore}; for a read-write lock,
- * {@link io.reactivelock.ReactiveRedisReadWriteLock}.
+ * {@link io.reactivelock.ReactiveRedisReadWriteLock}; for several names at once, all or none,
+ * {@link io.reactivelock.ReactiveRedisMultiLock}; for leader election on any of the locks,
+ * {@link io.reactivelock.LeaderElection}.
  */
 @NullMarked
 package io.reactivelock;

@@ -14,7 +14,7 @@ import reactor.test.StepVerifier;
 
 /**
  * What a {@link LockListener} hears from {@link ReactiveRedisLock} alone: a closed lock, a refused
- * acquisition and a failing Redis. What every lock makes it hear is in {@link ReactiveLockContract}.
+ * acquisition and a failing Redis. What every lock makes it hear is in {@code io.reactivelock.testing.ReactiveLockContract} (module reactive-lock-test).
  */
 @WithRedis
 class LockListenerTest {

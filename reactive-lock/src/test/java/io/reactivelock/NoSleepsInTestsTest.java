@@ -2,6 +2,7 @@ package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.reactivelock.support.TestSources;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -16,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * No test waits for something to happen by sleeping: a test awaits the state it needs (Awaitility, a
- * latch, a sink) or drives time virtually. Every sleep or delay in the test sources must be on
+ * latch, a sink) or drives time virtually. Every sleep or delay in the test sources of every module
+ * (and in reactive-lock-test's published contracts) must be on
  * {@link #ALLOWED}, with the reason it is not a wait; an entry that no longer matches fails too, so
  * the list stays true.
  */
@@ -43,17 +45,29 @@ class NoSleepsInTestsTest {
                     "a body that lasts 5 s of virtual time, which the test moves on with thenAwait"),
             new Allowed("io/reactivelock/internal/LockCoreTest.java", "Mono.delay(Duration.ofMillis(20))",
                     "a body that outlives its 1 ms lease: the lease is measured on the real clock, so real time must pass"),
-            new Allowed("io/reactivelock/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
+            new Allowed("io/reactivelock/testing/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
                     "a body that outlives its TTL, which is what the test is about"),
-            new Allowed("io/reactivelock/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(2500))",
+            new Allowed("io/reactivelock/testing/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(2500))",
                     "a body that outlives its TTL, which is what the test is about"),
-            new Allowed("io/reactivelock/ReadWriteLockContract.java", ".delayElement(Duration.ofMillis(2))",
-                    "the window between read and write in which an unprotected body breaks the checker"),
-            new Allowed("io/reactivelock/SemaphoreContract.java", ".delayElement(Duration.ofMillis(2))",
-                    "the window in which an unprotected body exceeds the capacity"),
-            new Allowed("io/reactivelock/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
+            new Allowed("io/reactivelock/MultiLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
+                    "a body that outlives its TTL, which is what the test is about"),
+            new Allowed("io/reactivelock/MultiLockContract.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window in which two unprotected bodies hold one name"),
+            new Allowed("io/reactivelock/MultiLockContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
-            new Allowed("io/reactivelock/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
+            new Allowed("io/reactivelock/MultiLockRedisTest.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window in which two unprotected bodies hold one name"),
+            new Allowed("io/reactivelock/MultiLockClusterTest.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window in which two unprotected bodies hold one name"),
+            new Allowed("io/reactivelock/MultiLockClusterTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(20)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/testing/ReadWriteLockContract.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window between read and write in which an unprotected body breaks the checker"),
+            new Allowed("io/reactivelock/testing/SemaphoreContract.java", ".delayElement(Duration.ofMillis(2))",
+                    "the window in which an unprotected body exceeds the capacity"),
+            new Allowed("io/reactivelock/testing/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
+                    "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/testing/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/examples/LocksPageBrowserTest.java", "Mono.delay(Duration.ofMillis(20))",
                     "bodies of a background load that keeps locks held and waited for while the page is read"),
@@ -75,18 +89,20 @@ class NoSleepsInTestsTest {
                     "the window between read and write in which an unprotected body loses updates"),
             new Allowed("io/reactivelock/faults/LockContender.java", ".delayElement(Duration.ofMillis(1))",
                     "the window between read and write in which an unprotected body loses updates"),
-            new Allowed("io/reactivelock/ReactiveLockContract.java", ".delayElement(Duration.ofMillis(2))",
+            new Allowed("io/reactivelock/testing/ReactiveLockContract.java", ".delayElement(Duration.ofMillis(2))",
                     "the window between read and write in which an unprotected body loses updates"),
             new Allowed("io/reactivelock/faults/LatencyTest.java", ".delayElement(Duration.ofMillis(100))",
                     "the window between read and write in which an unprotected body loses updates"),
             new Allowed("io/reactivelock/faults/LatencyTest.java", ".delayElement(Duration.ofMillis(1200))",
                     "a body that outlives its 1 s TTL, which is what the test is about"),
-            new Allowed("io/reactivelock/ReactiveLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
+            new Allowed("io/reactivelock/testing/ReactiveLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
                     "a body that outlives its 1 s TTL, which is what the test is about"),
             new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(SHORT_TTL.multipliedBy(3))",
                     "a body that outlives its TTL, which is what the test is about"),
             new Allowed("io/reactivelock/faults/CancelStormTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/LeaderElectionTest.java", "Mono.delay(Duration.ofMillis(1 + random.nextInt(20)))",
+                    "terms of random length, so that random cancels land while candidates wait, lead and step down"),
             new Allowed("io/reactivelock/CancellationSafetyTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
@@ -94,20 +110,20 @@ class NoSleepsInTestsTest {
             new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(295))",
                     "a body's length in virtual time"),
             new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(3))",
-                    "a body's length in virtual time"));
-
-    /** The test sources of this module and of the example app next to it. */
-    private static final List<Path> ROOTS = List.of(Path.of("src/test/java"), Path.of("../examples-webflux/src/test/java"));
+                    "a body's length in virtual time"),
+            new Allowed("io/reactivelock/kotlin/BlockHoundActiveTest.kt", "Mono.delay(Duration.ofMillis(1))",
+                    "gets the blocking call below onto a Reactor parallel thread"),
+            new Allowed("io/reactivelock/kotlin/BlockHoundActiveTest.kt", "Thread.sleep(10)",
+                    "the blocking call BlockHound must report, on a Reactor thread and in a block on Dispatchers.Default"));
 
     @Test
     void everySleepOrDelayInTheTestSourcesIsOnTheAllowListWithItsReason() {
-        Path basedir = Path.of(System.getProperty("basedir", ""));
-        assertThat(basedir.resolve(ROOTS.get(0))).as("this module's test sources").isDirectory();
+        Path repository = TestSources.repository();
+        List<Path> roots = TestSources.roots();
         List<String> unlisted = new ArrayList<>();
         Set<Allowed> used = new HashSet<>();
-        for (Path root : ROOTS) {
-            Path dir = basedir.resolve(root);
-            for (Path source : javaFiles(dir)) {
+        for (Path dir : roots) {
+            for (Path source : sourceFiles(dir)) {
                 String file = dir.relativize(source).toString().replace('\\', '/');
                 if (file.endsWith("/" + NoSleepsInTestsTest.class.getSimpleName() + ".java")) {
                     continue; // its list names what it looks for
@@ -120,7 +136,7 @@ class NoSleepsInTestsTest {
                     }
                     List<Allowed> covering = ALLOWED.stream().filter(a -> a.file().equals(file) && line.contains(a.line())).toList();
                     if (covering.isEmpty()) {
-                        unlisted.add(root.resolve(file) + ":" + (i + 1) + ": " + line.strip());
+                        unlisted.add(repository.relativize(source) + ":" + (i + 1) + ": " + line.strip());
                     }
                     used.addAll(covering);
                 }
@@ -132,12 +148,12 @@ class NoSleepsInTestsTest {
         assertThat(ALLOWED).as("allow-list entries that match no line any more").filteredOn(a -> !used.contains(a)).isEmpty();
     }
 
-    private static List<Path> javaFiles(Path dir) {
+    private static List<Path> sourceFiles(Path dir) {
         if (!Files.isDirectory(dir)) {
             return List.of();
         }
         try (Stream<Path> paths = Files.walk(dir)) {
-            return paths.filter(p -> p.toString().endsWith(".java")).sorted().toList();
+            return paths.filter(p -> p.toString().endsWith(".java") || p.toString().endsWith(".kt")).sorted().toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

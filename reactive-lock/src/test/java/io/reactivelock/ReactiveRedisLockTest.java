@@ -32,7 +32,7 @@ import reactor.test.publisher.PublisherProbe;
 
 /**
  * What only the Redis lock shows: its keys, scripts, connections and Redis errors. The behaviour
- * every implementation shares is in {@link ReactiveLockContract}.
+ * every implementation shares is in {@code io.reactivelock.testing.ReactiveLockContract} (module reactive-lock-test).
  */
 @WithRedis
 class ReactiveRedisLockTest {

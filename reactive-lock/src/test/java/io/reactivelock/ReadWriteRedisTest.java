@@ -3,6 +3,7 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -87,6 +88,32 @@ class ReadWriteRedisTest {
                 .then(reader::tryEmitEmpty)
                 .expectNext("woken")
                 .expectComplete()
+                .verify(WAIT);
+        reading.dispose();
+    }
+
+    @Test
+    void aWaitingWriterKeepsItsPlaceForItsOwnWaiterLeaseWhenAWriterWithAShorterOneLeaves() {
+        lock = ReactiveRedisReadWriteLock.create(redis.uri()); // waiter lease 1 s (5 x 200 ms, at least 1 s)
+        String waiting = "lock:{a}:rw:writers-waiting";
+        Disposable reading = lock.withReadLock("a", TTL, Mono.never()).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}:rw:readers")));
+        // A writer of a client whose waiter lease is a minute registers as waiting (and stops calling).
+        assertThat(redis.call("EVAL", PrimitiveScripts.WRITE_ACQUIRE.source(), "4", "lock:{a}:rw:writer",
+                "lock:{a}:rw:writer:fence", "lock:{a}:rw:readers", waiting, "other-client-writer", "30000", "90000", "60000"))
+                .isEqualTo("0");
+        // A writer of this lock waits too, and gives up.
+        Disposable writer = lock.withWriteLock("a", TTL, Mono.never()).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "2".equals(redis.call("ZCARD", waiting)));
+        writer.dispose();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("ZCARD", waiting)));
+
+        assertThat(Long.parseLong(redis.call("PTTL", waiting)))
+                .as("the waiting writers outlive the shorter lease of the writer that left: the other keeps new readers out")
+                .isGreaterThan(50_000L);
+        other = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        StepVerifier.create(other.withReadLock("a", TTL, Mono.just("in")))
+                .expectError(LockAcquisitionException.class)
                 .verify(WAIT);
         reading.dispose();
     }

@@ -2,6 +2,7 @@ package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.reactivelock.support.TestSources;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,13 +21,13 @@ import org.junit.jupiter.api.Test;
  */
 class ReadmeTestReferencesTest {
 
-    private static final Path TESTS = Path.of("src/test/java/io/reactivelock");
+    private static final List<Path> ROOTS = TestSources.roots();
     private static final Pattern REFERENCE = Pattern.compile(
             "`((?:\\w+\\.)?\\w+Test)(?:\\.(\\w+)…?)?`(?:'s `(\\w+)…?`)?");
 
     @Test
     void everyTestTheGuaranteesNameExists() throws IOException {
-        String readme = Files.readString(Path.of("..", "README.md"));
+        String readme = Files.readString(TestSources.repository().resolve("README.md"));
         String sections = section(readme, "## Fencing tokens") + section(readme, "## Guarantees and limits");
         List<String> missing = new ArrayList<>();
         int references = 0;
@@ -47,26 +48,42 @@ class ReadmeTestReferencesTest {
         assertThat(missing).as("tests the README names that do not exist").isEmpty();
     }
 
-    /** The source of a test class named {@code faults.SomeTest}, or {@code SomeTest} in any package; null if none. */
+    /**
+     * The source of a test class named {@code faults.SomeTest} (under {@code io/reactivelock}), or
+     * {@code SomeTest} in any package, in the tests of any module; null if none.
+     */
     private static Path find(String name) throws IOException {
-        Path qualified = TESTS.resolve(name.replace('.', '/') + ".java");
-        if (Files.isRegularFile(qualified) || name.contains(".")) {
-            return Files.isRegularFile(qualified) ? qualified : null;
+        for (Path root : ROOTS) {
+            Path base = root.resolve("io/reactivelock");
+            if (name.contains(".")) {
+                Path qualified = base.resolve(name.replace('.', '/') + ".java");
+                if (Files.isRegularFile(qualified)) {
+                    return qualified;
+                }
+                continue;
+            }
+            try (Stream<Path> sources = Files.walk(root)) {
+                Path found = sources.filter(p -> p.getFileName().toString().equals(name + ".java")).findFirst().orElse(null);
+                if (found != null) {
+                    return found;
+                }
+            }
         }
-        try (Stream<Path> sources = Files.walk(TESTS)) {
-            return sources.filter(p -> p.getFileName().toString().equals(name + ".java")).findFirst().orElse(null);
-        }
+        return null;
     }
 
-    /** Whether the class in {@code source}, or a class it extends in the same directory, declares a method starting with {@code prefix}. */
+    /**
+     * Whether the class in {@code source}, or a class it extends (found by its simple name in the
+     * tests of any module or the published contracts), declares a method starting with {@code prefix}.
+     */
     private static boolean declares(Path source, String prefix) throws IOException {
         String code = Files.readString(source);
         if (code.contains("void " + prefix)) {
             return true;
         }
         Matcher parent = Pattern.compile("extends (\\w+)").matcher(code);
-        Path parentSource = parent.find() ? source.resolveSibling(parent.group(1) + ".java") : null;
-        return parentSource != null && Files.isRegularFile(parentSource) && declares(parentSource, prefix);
+        Path parentSource = parent.find() ? find(parent.group(1)) : null;
+        return parentSource != null && declares(parentSource, prefix);
     }
 
     /** The text of the section under {@code heading}, up to the next heading of the same level. */

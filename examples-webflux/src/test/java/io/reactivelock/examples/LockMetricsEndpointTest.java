@@ -49,14 +49,15 @@ class LockMetricsEndpointTest {
                 .names().stream().filter(name -> name.startsWith("reactive.lock")).toList();
         // LockMetrics' meters, and those Spring Boot's observation handler derives from the
         // observation "reactive.lock": its timer, its long task timer (.active) and a counter per
-        // event (.acquired). Renewals and losses appear once one happened (other tests cause some).
+        // event (.acquired). Renewals, losses and hand-offs appear once one happened (other tests cause some).
         // The example app publishes p50/p99 of the wait for its /locks page (.acquire.percentile).
         assertThat(lockMeters)
                 .contains("reactive.lock", "reactive.lock.active", "reactive.lock.acquired",
                         "reactive.lock.acquire", "reactive.lock.held", "reactive.lock.holders")
                 .allMatch(name -> List.of("reactive.lock", "reactive.lock.active", "reactive.lock.acquired",
                         "reactive.lock.acquire", "reactive.lock.held", "reactive.lock.holders",
-                        "reactive.lock.renewals", "reactive.lock.lost", "reactive.lock.acquire.percentile").contains(name),
+                        "reactive.lock.renewals", "reactive.lock.lost", "reactive.lock.handoffs",
+                        "reactive.lock.acquire.percentile").contains(name),
                         "a documented name");
     }
 

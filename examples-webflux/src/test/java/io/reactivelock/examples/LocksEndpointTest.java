@@ -7,6 +7,8 @@ import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisReadWriteLock;
+import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.examples.redis.RedisEndpoint;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,12 +49,14 @@ class LocksEndpointTest {
     RedisEndpoint redis;
 
     private final List<Disposable> subscriptions = new ArrayList<>();
-    private final List<ReactiveRedisLock> ownLocks = new ArrayList<>();
+    private final List<AutoCloseable> ownLocks = new ArrayList<>();
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws Exception {
         subscriptions.forEach(Disposable::dispose);
-        ownLocks.forEach(ReactiveRedisLock::close);
+        for (AutoCloseable lock : ownLocks) {
+            lock.close();
+        }
     }
 
     /** Holds {@code name} through {@code lock} until the test ends; the lease once held. */
@@ -126,7 +130,7 @@ class LocksEndpointTest {
     }
 
     @Test
-    @DisplayName("a free lock is shown as free: no holder, no lease")
+    @DisplayName("a free lock is shown as free: no holder, no lease, no semaphore or read-write lock")
     void aFreeLock() {
         web.get().uri("/actuator/locks/{name}", "never-taken").exchange()
                 .expectStatus().isOk()
@@ -135,7 +139,50 @@ class LocksEndpointTest {
                 .jsonPath("$.held").isEqualTo(false)
                 .jsonPath("$.holder").doesNotHaveJsonPath()
                 .jsonPath("$.ttlMillis").doesNotHaveJsonPath()
-                .jsonPath("$.fencingToken").doesNotHaveJsonPath();
+                .jsonPath("$.fencingToken").doesNotHaveJsonPath()
+                .jsonPath("$.semaphore").doesNotHaveJsonPath()
+                .jsonPath("$.readWrite").doesNotHaveJsonPath();
+    }
+
+    @Test
+    @DisplayName("a name held as a semaphore and as a read-write lock is listed, with its permits, its readers and a waiting writer")
+    void aSemaphoreAndAReadWriteLock() {
+        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri());
+        ownLocks.add(semaphore);
+        ReactiveRedisReadWriteLock readWrite = ReactiveRedisReadWriteLock.create(redis.uri(),
+                LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build());
+        ownLocks.add(readWrite);
+        AtomicReference<LockLease> permits = new AtomicReference<>();
+        subscriptions.add(semaphore.withPermits("exports", 4, 2, TTL, lease -> {
+            permits.set(lease);
+            return Mono.never();
+        }).subscribe());
+        AtomicReference<LockLease> reader = new AtomicReference<>();
+        subscriptions.add(readWrite.withReadLock("exports", TTL, lease -> {
+            reader.set(lease);
+            return Mono.never();
+        }).subscribe());
+        await().atMost(WAIT).until(() -> permits.get() != null && reader.get() != null);
+        subscriptions.add(readWrite.withWriteLock("exports", TTL, Mono.empty()).subscribe(value -> {}, error -> {}));
+        await("the writer waiting").atMost(WAIT).until(() -> web.get().uri("/actuator/locks/exports").exchange()
+                .expectBody(Lock.class).returnResult().getResponseBody().readWrite().writersWaiting() == 1);
+
+        web.get().uri("/actuator/locks/exports").exchange()
+                .expectStatus().isOk()
+                .expectBody()
+                .jsonPath("$.held").isEqualTo(false)
+                .jsonPath("$.semaphore.permits").isEqualTo(2)
+                .jsonPath("$.semaphore.holders[0].token").isEqualTo(shown(permits.get()))
+                .jsonPath("$.semaphore.holders[0].permits").isEqualTo(2)
+                .jsonPath("$.semaphore.holders[0].leaseLeftMillis").value(Long.class, left ->
+                        assertThat(left).isPositive().isLessThanOrEqualTo(TTL.toMillis()))
+                .jsonPath("$.readWrite.readers").isEqualTo(1)
+                .jsonPath("$.readWrite.writersWaiting").isEqualTo(1)
+                .jsonPath("$.readWrite.writer").doesNotHaveJsonPath();
+        Page page = web.get().uri("/actuator/locks").exchange()
+                .expectStatus().isOk()
+                .expectBody(Page.class).returnResult().getResponseBody();
+        assertThat(page.locks()).extracting(Lock::name).containsOnlyOnce("exports");
     }
 
     @Test
@@ -169,7 +216,10 @@ class LocksEndpointTest {
 
     record Page(List<Lock> locks, String cursor) {}
 
-    record Lock(String name, boolean held, String holder, Long ttlMillis, Long fencingToken, long waiting, List<Waiter> waiters) {}
+    record Lock(String name, boolean held, String holder, Long ttlMillis, Long fencingToken, long waiting, List<Waiter> waiters,
+            ReadWrite readWrite) {}
+
+    record ReadWrite(String writer, Long writerTtlMillis, Long fencingToken, long readers, long writersWaiting) {}
 
     record Waiter(String token, long leaseLeftMillis) {}
 }

@@ -5,11 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockLease;
 import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveRedisReadWriteLock;
+import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.examples.redis.RedisEndpoint;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -29,8 +33,9 @@ import reactor.core.publisher.Sinks;
 /**
  * The live page {@code /locks} in a real browser (headless Chromium over the DevTools protocol)
  * while a load runs through the app's lock: the table shows the held lock with its holder and its
- * waiters, the TTL cell counts down, the chart draws the meters' samples, and the page fits a
- * phone's width. Saves {@code target/locks-page.png} (the README's picture comes from it).
+ * waiters, and a semaphore's permits and a read-write lock's readers, the TTL cell counts down, the
+ * chart draws the meters' samples, and the page fits a phone's width. Saves
+ * {@code target/locks-page.png} (the README's picture comes from it).
  *
  * <p>The app's lock is fair here, so that the waiters queue in Redis where the page can count them.
  */
@@ -49,11 +54,38 @@ class LocksPageBrowserTest {
     @Autowired
     ReactiveLock locks;
 
+    @Autowired
+    RedisEndpoint redis;
+
     private final List<Disposable> load = new ArrayList<>();
+    private final List<AutoCloseable> primitives = new ArrayList<>();
 
     @AfterEach
-    void stopTheLoad() {
+    void stopTheLoad() throws Exception {
         load.forEach(Disposable::dispose);
+        for (AutoCloseable primitive : primitives) {
+            primitive.close();
+        }
+    }
+
+    /** Holders of 2 and 1 permits of the semaphore {@code exports}, and two readers of the read-write lock {@code catalog}. */
+    private void holdASemaphoreAndAReadLock() {
+        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri());
+        primitives.add(semaphore);
+        ReactiveRedisReadWriteLock readWrite = ReactiveRedisReadWriteLock.create(redis.uri());
+        primitives.add(readWrite);
+        AtomicInteger holding = new AtomicInteger();
+        for (int permits = 2; permits >= 1; permits--) {
+            load.add(semaphore.withPermits("exports", 4, permits, Duration.ofSeconds(5), lease -> {
+                holding.incrementAndGet();
+                return Mono.never();
+            }).subscribe());
+            load.add(readWrite.withReadLock("catalog", Duration.ofSeconds(5), lease -> {
+                holding.incrementAndGet();
+                return Mono.never();
+            }).subscribe());
+        }
+        await().atMost(WAIT).until(() -> holding.get() == 4);
     }
 
     /** One long holder of {@link #HELD} with two waiters, and short bodies on three other locks. */
@@ -80,6 +112,7 @@ class LocksPageBrowserTest {
     void theLivePageInABrowser(CapturedOutput output) throws IOException {
         Path chromium = HeadlessChromium.executable(TARGET.resolve("chromium-install.log"));
         LockLease holder = startTheLoad();
+        holdASemaphoreAndAReadLock();
         String url = "http://127.0.0.1:" + port + "/locks";
         assertThat(output.getOut()).as("the start-up log names the page").contains("Live view of the locks: " + url);
 
@@ -93,6 +126,15 @@ class LocksPageBrowserTest {
             assertThat(browser.eval(row + ".querySelector('code').textContent")).isEqualTo(holder.token().substring(0, 8));
             assertThat(browser.eval(row + ".querySelector('.fence').textContent")).isEqualTo(Long.toString(holder.fencingToken()));
             assertThat(browser.eval("document.getElementById('status').textContent")).isEqualTo("Live");
+            assertThat(browser.eval(row + ".querySelector('.kind').textContent")).isEqualTo("lock");
+
+            String semaphore = "document.querySelector('tr[data-lock=\"exports\"][data-kind=\"semaphore\"]')";
+            String readWrite = "document.querySelector('tr[data-lock=\"catalog\"][data-kind=\"read-write\"]')";
+            await("the semaphore and the read-write lock in the table").atMost(WAIT).until(() ->
+                    "3 permits, 2 holders".equals(browser.eval(semaphore + "?.querySelector('.shared').textContent"))
+                            && "2 readers".equals(browser.eval(readWrite + "?.querySelector('.shared').textContent")));
+            assertThat(browser.eval(readWrite + ".querySelector('code').textContent")).as("no writer").isEqualTo("–");
+            assertThat(browser.eval(row + ".querySelector('.shared').textContent")).as("a lock has neither").isEqualTo("–");
 
             String ttl = browser.eval(row + ".querySelector('.ttl').textContent");
             assertThat(ttl).matches("[0-9]+\\.[0-9] s");

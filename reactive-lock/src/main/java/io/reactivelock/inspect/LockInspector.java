@@ -1,7 +1,6 @@
 package io.reactivelock.inspect;
 
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
@@ -9,7 +8,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
@@ -17,10 +15,10 @@ import io.reactivelock.LockOptions;
 import io.reactivelock.internal.Arguments;
 import io.reactivelock.internal.LockKeys;
 import io.reactivelock.internal.SafeLockListener;
-import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,9 +31,11 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * Shows what the locks of a key prefix look like in Redis, for operators: which locks are held
- * ({@link #page}, {@link #names}) and, for one name ({@link #inspect}), the holder, what is left
- * of its lease, the fencing token and the fair line.
+ * Shows what the locks of a key prefix look like in Redis, for operators: which names are held
+ * ({@link #page}, {@link #names}) as a lock, a semaphore or a read-write lock, and, for one name
+ * ({@link #inspect}), the holder, what is left of its lease, the fencing token and the fair line,
+ * the semaphore's holders and permits, and the read-write lock's writer, readers and waiting
+ * writers.
  *
  * <pre>{@code
  * LockInspector inspector = LockInspector.create(redisClient, InspectorOptions.of(lockOptions));
@@ -43,9 +43,10 @@ import reactor.util.Loggers;
  * }</pre>
  *
  * <p>It only reads ({@code SCAN}, {@code GET}, {@code PTTL}, {@code LRANGE}, {@code LLEN},
- * {@code HMGET}, {@code TIME}) and never blocks. Listing uses {@code SCAN} with a bounded
- * {@code COUNT}, never {@code KEYS}, on every master of a Cluster. Holders' tokens are shown
- * abbreviated to their first 8 characters: the whole token is what releases the lock.
+ * {@code ZCARD}, {@code HMGET}, {@code ZCOUNT}, {@code ZRANGEBYSCORE}, {@code TIME}) and never
+ * blocks. Listing uses {@code SCAN} with a bounded {@code COUNT}, never {@code KEYS}, on every
+ * master of a Cluster. Holders' tokens are shown abbreviated to their first 8 characters: the
+ * whole token is what releases the lock.
  *
  * <p>The one exception is {@link #forceRelease}, an administrative operation that must be enabled
  * explicitly ({@link InspectorOptions#withForceReleaseEnabled()}).
@@ -64,8 +65,6 @@ public final class LockInspector implements AutoCloseable {
     public static final int MAX_PAGE_SIZE = 1000;
     /** The {@code count} with which {@link #names} pages. */
     public static final int DEFAULT_PAGE_SIZE = 250;
-
-    private static final int SHOWN_TOKEN_LENGTH = 8;
 
     /** KEYS: lock. ARGV: the first 8 characters of the holder's token. Deletes the lock if they still match. */
     private static final String FORCE_RELEASE = """
@@ -163,11 +162,13 @@ public final class LockInspector implements AutoCloseable {
     }
 
     /**
-     * One page of the names of the locks held now: one {@code SCAN} step of {@code count} keys (a
+     * One page of the names held now ({@link LockState#inUse()}: as a lock, permits of a semaphore,
+     * or a read-write lock by a writer or readers): one {@code SCAN} step of {@code count} keys (a
      * hint to Redis, at most {@value #MAX_PAGE_SIZE}), on one master of a Cluster. Pass the page's
      * {@link LockPage#cursor() cursor} back for the next page, {@code null} for the first one. As
-     * with {@code SCAN}, a lock held from the first page to the last is listed, a name may be
-     * listed twice, and a page may be empty before the last one.
+     * with {@code SCAN}, a name held from the first page to the last is listed, a page may be
+     * empty before the last one, and a name may be listed on two pages: once per page at most,
+     * but a name held by two primitives has two keys, which may come in different steps.
      *
      * @throws IllegalArgumentException for a {@code count} out of range or a cursor this kind of
      *     inspector did not return
@@ -182,76 +183,50 @@ public final class LockInspector implements AutoCloseable {
         ScanArgs args = ScanArgs.Builder.matches(names.pattern()).limit(count);
         return call(() -> redis.scan(cursor, args))
                 .map(step -> {
-                    List<String> found = new ArrayList<>(step.keys().size());
+                    Set<String> found = new LinkedHashSet<>();
                     for (String key : step.keys()) {
                         String name = names.nameOf(key);
                         if (name != null) {
                             found.add(name);
                         }
                     }
-                    return new LockPage(found, step.cursor());
+                    return new LockPage(List.copyOf(found), step.cursor());
                 });
     }
 
-    /** The names of all the locks held, page after page of {@value #DEFAULT_PAGE_SIZE}, as requested. */
+    /**
+     * The names held, page after page of {@value #DEFAULT_PAGE_SIZE}, as requested; each name once
+     * (the flux keeps the names it emitted until it ends).
+     */
     public Flux<String> names() {
         return page(null, DEFAULT_PAGE_SIZE)
                 .expand(page -> page.last() ? Mono.empty() : page(page.cursor(), DEFAULT_PAGE_SIZE))
-                .concatMapIterable(LockPage::names);
+                .concatMapIterable(LockPage::names)
+                .distinct();
     }
 
     /**
-     * What Redis holds for lock {@code name} now: free or held, the holder (abbreviated), the
-     * lease left, the last fencing token, how many wait (the fair line, or a non-fair lock's
-     * waiters registered to be woken) and the fair line itself. One or two round trips.
+     * What Redis holds for {@code name} now: its lock (free or held, the holder abbreviated, the
+     * lease left, the last fencing token, how many wait: the fair line, or a non-fair lock's
+     * waiters registered to be woken, and the fair line itself), and, where the name is in use as
+     * one, its semaphore's live holders and its read-write lock's writer, readers and waiting
+     * writers. One round trip, and a second one only for what the first found: a fair line, or
+     * holders of the semaphore or the read-write lock.
      *
      * @throws IllegalArgumentException for a name {@code withLock} would refuse
      */
     public Mono<LockState> inspect(String name) {
         Arguments.checkName(name);
         String key = keys.lockKey(name);
-        String queueKey = LockKeys.queueKey(key);
         return Mono.defer(() -> {
-            RedisClusterAsyncCommands<String, String> commands = redis.commands();
-            CompletableFuture<String> holder = commands.get(key).toCompletableFuture();
-            CompletableFuture<Long> ttl = commands.pttl(key).toCompletableFuture();
-            CompletableFuture<String> fence = commands.get(LockKeys.fenceKey(key)).toCompletableFuture();
-            CompletableFuture<List<String>> line = commands.lrange(queueKey, 0, MAX_WAITERS_LISTED - 1).toCompletableFuture();
-            CompletableFuture<Long> inLine = commands.llen(queueKey).toCompletableFuture();
-            CompletableFuture<Long> sleeping = commands.zcard(LockKeys.sleepersKey(key)).toCompletableFuture();
-            return call(() -> CompletableFuture.allOf(holder, ttl, fence, line, inLine, sleeping))
-                    .then(Mono.defer(() -> waiters(key, line.getNow(null))))
-                    .map(waiters -> state(name, holder.getNow(null), ttl.getNow(null), fence.getNow(null),
-                            inLine.getNow(null) + sleeping.getNow(null), waiters));
+            NameReads reads = new NameReads(redis, name, key);
+            return call(reads::first)
+                    .then(Mono.defer(() -> {
+                        CompletableFuture<Void> second = reads.second();
+                        return second == null ? Mono.<Void>empty() : call(() -> second);
+                    }))
+                    .then(Mono.fromSupplier(reads::state));
         });
-    }
-
-    /** The waiters holding {@code tokens} with what is left of their leases; no round trip when there are none. */
-    private Mono<List<LockState.Waiter>> waiters(String key, List<String> tokens) {
-        if (tokens.isEmpty()) {
-            return Mono.just(List.of());
-        }
-        CompletableFuture<List<KeyValue<String, String>>> deadlines = redis.commands()
-                .hmget(LockKeys.waitersKey(key), tokens.toArray(String[]::new)).toCompletableFuture();
-        CompletableFuture<List<String>> time = redis.time(key).toCompletableFuture();
-        return call(() -> CompletableFuture.allOf(deadlines, time)).then(Mono.fromSupplier(() -> {
-            List<String> now = time.getNow(null);
-            long nowMillis = Long.parseLong(now.get(0)) * 1000 + Long.parseLong(now.get(1)) / 1000;
-            List<LockState.Waiter> waiters = new ArrayList<>(tokens.size());
-            for (KeyValue<String, String> deadline : deadlines.getNow(null)) {
-                long left = deadline.hasValue() ? Long.parseLong(deadline.getValue()) - nowMillis : 0;
-                waiters.add(new LockState.Waiter(shown(deadline.getKey()), Duration.ofMillis(Math.max(0, left))));
-            }
-            return waiters;
-        }));
-    }
-
-    private static LockState state(String name, @Nullable String holder, long ttlMillis, @Nullable String fence,
-            long waiting, List<LockState.Waiter> waiters) {
-        // The two replies are not one atomic read: a key that expired between them is free.
-        boolean held = holder != null && ttlMillis != -2;
-        return new LockState(name, held ? shown(holder) : null, held && ttlMillis >= 0 ? Duration.ofMillis(ttlMillis) : null,
-                fence == null ? null : Long.valueOf(fence), waiting, waiters);
     }
 
     /**
@@ -307,7 +282,4 @@ public final class LockInspector implements AutoCloseable {
         return Mono.<T>fromCompletionStage(command).timeout(lockOptions.commandTimeout(), lockOptions.scheduler());
     }
 
-    private static String shown(String token) {
-        return token.length() <= SHOWN_TOKEN_LENGTH ? token : token.substring(0, SHOWN_TOKEN_LENGTH);
-    }
 }

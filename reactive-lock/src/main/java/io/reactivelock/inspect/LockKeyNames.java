@@ -2,14 +2,21 @@ package io.reactivelock.inspect;
 
 import io.reactivelock.internal.Arguments;
 import io.reactivelock.internal.LockKeys;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads lock names back from lock keys: the {@code SCAN} pattern of the lock keys under a prefix,
- * and the name a key belongs to. {@link LockKeys} stays the authority on the layout: a key counts as
- * a lock key only if {@link LockKeys#lockKey} gives it back for the decoded name.
+ * Reads names back from keys: the {@code SCAN} pattern of the keys that show a name is held, and the
+ * name such a key belongs to. A name is held when one of these keys exists: its lock key
+ * ({@code <prefix>:{<escaped name>}}), its semaphore's permits ({@link LockKeys#PERMITS}), its read-write
+ * lock's writer ({@link LockKeys#WRITER}) or readers ({@link LockKeys#READERS}). {@link LockKeys} stays the
+ * authority on the escaping: a key counts only if {@link LockKeys#lockKey} of the decoded name,
+ * followed by one of those suffixes, gives it back.
  */
 final class LockKeyNames {
+
+    /** What follows the lock key in a key that shows its name is held; the lock key itself has nothing. */
+    private static final List<String> HELD = List.of("", LockKeys.PERMITS, LockKeys.WRITER, LockKeys.READERS);
 
     private final LockKeys keys;
     private final String start;
@@ -18,28 +25,43 @@ final class LockKeyNames {
     LockKeyNames(String prefix) {
         this.keys = new LockKeys(prefix);
         this.start = prefix + ":{";
-        // Lock keys end with the closing brace of the hash tag; their :fence, :queue and :waiters
-        // keys do not, so they are not matched.
-        this.pattern = globLiteral(start) + "*}";
+        // Only narrows what SCAN sends back (nameOf decides): the keys under the prefix that end as a
+        // held key does. That leaves out the fencing records, the fair lines and the waiting writers.
+        StringBuilder endings = new StringBuilder();
+        for (String suffix : HELD) {
+            char last = suffix.isEmpty() ? '}' : suffix.charAt(suffix.length() - 1);
+            if (endings.indexOf(String.valueOf(last)) < 0) {
+                endings.append(last);
+            }
+        }
+        this.pattern = globLiteral(start) + "*[" + endings + "]";
     }
 
-    /** The {@code SCAN MATCH} pattern of every lock key under the prefix. */
+    /** The {@code SCAN MATCH} pattern of every key that shows a name under the prefix is held (and of a few others). */
     String pattern() {
         return pattern;
     }
 
-    /** The lock name whose lock key is {@code key}, or {@code null} if {@code key} is not one. */
+    /**
+     * The name that {@code key} shows held (as a lock, a semaphore or a read-write lock), or
+     * {@code null} if {@code key} is no such key.
+     */
     @Nullable String nameOf(String key) {
-        if (key.length() < start.length() + 2 || !key.startsWith(start) || !key.endsWith("}")) {
+        if (!key.startsWith(start)) {
             return null;
         }
-        String name = unescape(key.substring(start.length(), key.length() - 1));
+        // An escaped name has no closing brace: the first one ends the hash tag.
+        int end = key.indexOf('}', start.length());
+        if (end < 0 || !HELD.contains(key.substring(end + 1))) {
+            return null;
+        }
+        String name = unescape(key.substring(start.length(), end));
         try {
             Arguments.checkName(name);
         } catch (IllegalArgumentException notAName) {
             return null;
         }
-        return keys.lockKey(name).equals(key) ? name : null;
+        return keys.lockKey(name).equals(key.substring(0, end + 1)) ? name : null;
     }
 
     /** Undoes the escaping of {@code %}, <code>{</code> and <code>}</code> in a lock key. */

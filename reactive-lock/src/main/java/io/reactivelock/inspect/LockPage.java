@@ -4,10 +4,10 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One page of the names of the locks held, from {@link LockInspector#page}.
+ * One page of the names held, from {@link LockInspector#page}.
  *
- * @param names the lock names of this page, decoded from their keys; possibly empty even when more
- *     pages follow (one {@code SCAN} step may find no lock key)
+ * @param names the names of this page, each once, decoded from their keys; possibly empty even when
+ *     more pages follow (one {@code SCAN} step may find no key of a held name)
  * @param cursor what to pass to {@link LockInspector#page} for the next page; {@code null} on the
  *     last page
  */

@@ -7,6 +7,7 @@ import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
+import io.reactivelock.Primitive;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.TooManyPendingAcquisitionsException;
 import java.time.Duration;
@@ -82,10 +83,11 @@ public final class LockCore<C> {
     private final ConcurrentHashMap<String, BackgroundReleases> releasing = new ConcurrentHashMap<>();
     private final AtomicInteger releaseRetryTimers = new AtomicInteger();
 
-    public LockCore(LockOptions options, LockStore<C> store) {
+    /** A core for a lock of kind {@code primitive}, whose listener hears it as that kind. */
+    public LockCore(LockOptions options, Primitive primitive, LockStore<C> store) {
         this.options = Objects.requireNonNull(options, "options");
         this.store = store;
-        this.listener = SafeLockListener.of(options.listener());
+        this.listener = SafeLockListener.of(options.listener().forPrimitive(primitive));
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
         Tokens.seed(); // the first token must not read the OS entropy source on a reactive thread
     }

@@ -14,6 +14,17 @@ import java.util.Objects;
  */
 public final class LockKeys {
 
+    /** What follows a lock key in the key of the semaphore on the same name. */
+    public static final String PERMITS = ":permits";
+    /** What follows a lock key in the keys of the read-write lock on the same name. */
+    public static final String READ_WRITE = ":rw";
+    /** What follows a lock key in the key of the writer of the read-write lock on the same name. */
+    public static final String WRITER = READ_WRITE + ":writer";
+    /** What follows a lock key in the key of the readers of the read-write lock on the same name. */
+    public static final String READERS = READ_WRITE + ":readers";
+    /** What follows a lock key in the key of the waiting writers of the read-write lock on the same name. */
+    public static final String WRITERS_WAITING = READ_WRITE + ":writers-waiting";
+
     private final String prefix;
 
     public LockKeys(String prefix) {
@@ -43,6 +54,31 @@ public final class LockKeys {
     /** The waiting tokens of a non-fair lock, scored by their waiter-lease deadline; same hash slot. */
     public static String sleepersKey(String lockKey) {
         return lockKey + ":sleepers";
+    }
+
+    /** The permits of the semaphore on the lock's name: a lease set of {@code "<n>:<token>"}; same hash slot. */
+    public static String permitsKey(String lockKey) {
+        return lockKey + PERMITS;
+    }
+
+    /** What the keys of the read-write lock on the lock's name start with; same hash slot. */
+    public static String readWriteKey(String lockKey) {
+        return lockKey + READ_WRITE;
+    }
+
+    /** The writer of the read-write lock on the lock's name (a token with a TTL, like a lock key). */
+    public static String writerKey(String lockKey) {
+        return lockKey + WRITER;
+    }
+
+    /** The readers of the read-write lock on the lock's name: a lease set of tokens. */
+    public static String readersKey(String lockKey) {
+        return lockKey + READERS;
+    }
+
+    /** The writers waiting for the read-write lock on the lock's name: a lease set of tokens. */
+    public static String writersWaitingKey(String lockKey) {
+        return lockKey + WRITERS_WAITING;
     }
 
     /** The channel on which releases of the lock are announced. */

@@ -17,13 +17,21 @@ public final class PrimitiveScripts {
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             """;
 
-    /** Makes ARGV[1]'s lease in the lease set KEYS[ks] end ARGV[2] ms from now; the key expires with the last lease. */
-    private static String hold(int ks) {
+    /**
+     * Makes member ARGV[m]'s lease in the lease set KEYS[ks] end ARGV[t] ms from now; the key
+     * expires with its last lease, whoever's it is (callers with other TTLs or waiter leases may share it).
+     */
+    private static String hold(int ks, int m, int t) {
         return """
-                redis.call('ZADD', KEYS[%1$d], now + tonumber(ARGV[2]), ARGV[1])
-                local last = redis.call('ZRANGE', KEYS[%1$d], -1, -1, 'WITHSCORES')
-                redis.call('PEXPIRE', KEYS[%1$d], tonumber(last[2]) - now)
-                """.formatted(ks);
+                redis.call('ZADD', KEYS[%1$d], now + tonumber(ARGV[%3$d]), ARGV[%2$d])
+                local latest = redis.call('ZRANGE', KEYS[%1$d], -1, -1, 'WITHSCORES')
+                redis.call('PEXPIRE', KEYS[%1$d], tonumber(latest[2]) - now)
+                """.formatted(ks, m, t);
+    }
+
+    /** {@link #hold(int, int, int)} of member ARGV[1] for ARGV[2] ms. */
+    private static String hold(int ks) {
+        return hold(ks, 1, 2);
     }
 
     /** Drops the members of the lease set KEYS[ks] whose lease has ended. */
@@ -94,8 +102,7 @@ public final class PrimitiveScripts {
               local fence = tonumber(redis.call('GET', KEYS[2]))
               if fence then return fence end
             elseif holder or redis.call('ZCARD', KEYS[3]) > 0 then
-              redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
-              redis.call('PEXPIRE', KEYS[4], ARGV[4])
+            """ + hold(4, 1, 4) + """
               return 0
             else
               redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
+import io.reactivelock.Primitive;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
@@ -71,7 +72,7 @@ public final class RedlockLock implements ReactiveLock, AutoCloseable {
             RedisClient client, LockOptions options, RedlockOptions redlock) {
         this.options = options;
         this.redlock = redlock;
-        this.core = new LockCore<>(options, new RedlockStore(
+        this.core = new LockCore<>(options, Primitive.LOCK, new RedlockStore(
                 connections.stream().map(c -> new ScriptExecutor(c.async())).toList(), options, redlock));
         this.client = client;
         this.connections = List.copyOf(connections);

@@ -2,6 +2,7 @@ package io.reactivelock.inspect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -21,7 +22,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Sinks;
 
-/** {@link LockInspectorContract} on a three-master Redis Cluster: listing scans every master. */
+/**
+ * {@link LockInspectorContract} on a three-master Redis Cluster: listing scans every master. The
+ * semaphores and read-write locks of the contract are made from a client of the master that serves
+ * their name's slot, where all their keys live.
+ */
 class ClusterLockInspectorTest extends LockInspectorContract {
 
     private static RedisCluster cluster;
@@ -69,6 +74,13 @@ class ClusterLockInspectorTest extends LockInspectorContract {
     @Override
     RedisClusterAsyncCommands<String, String> redis() {
         return connection.async();
+    }
+
+    @Override
+    RedisClient clientFor(String name) {
+        RedisClient own = RedisClient.create(cluster.owner(cluster.slot(KEYS.lockKey(name))).uri());
+        closedAfterTheTest(own::shutdown);
+        return own;
     }
 
     @Test

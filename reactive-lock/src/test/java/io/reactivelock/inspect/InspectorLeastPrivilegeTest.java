@@ -7,6 +7,8 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisReadWriteLock;
+import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.io.IOException;
@@ -28,16 +30,17 @@ import reactor.test.StepVerifier;
 
 /**
  * The inspector works for a Redis user with only the read commands of the README's inspector ACL
- * line ({@link #READ_RULES}): listing, a held lock and a fair line are read without any refusal
- * ({@code ACL LOG} stays empty), and that user cannot force-release. The admin line adds
- * {@code eval} and {@code del} for force-release.
+ * line ({@link #READ_RULES}): listing, a held lock and a fair line, a semaphore's holders and a
+ * read-write lock's readers and waiting writer are read without any refusal ({@code ACL LOG} stays
+ * empty), and that user cannot force-release. The admin line adds {@code eval} and {@code del} for
+ * force-release.
  */
 @WithRedis
 class InspectorLeastPrivilegeTest {
 
     /** Quoted by the README's Security section. */
     static final String READ_RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications"
-            + " +scan +get +pttl +lrange +llen +zcard +hmget +time ~lock:*";
+            + " +scan +get +pttl +lrange +llen +zcard +hmget +zcount +zrangebyscore +time ~lock:*";
     static final String ADMIN_RULES = READ_RULES + " +eval +del";
 
     private static final Pattern UNKNOWN_SUBCOMMAND =
@@ -48,6 +51,8 @@ class InspectorLeastPrivilegeTest {
 
     private RedisServer redis;
     private ReactiveRedisLock lock;
+    private ReactiveRedisSemaphore semaphore;
+    private ReactiveRedisReadWriteLock readWriteLock;
     private final List<LockInspector> inspectors = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
@@ -56,6 +61,8 @@ class InspectorLeastPrivilegeTest {
         this.redis = redis;
         // The locks are taken by another, unrestricted client: only the inspector is restricted here.
         lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(true).acquireTimeout(WAIT).build());
+        semaphore = ReactiveRedisSemaphore.create(redis.uri());
+        readWriteLock = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder().acquireTimeout(WAIT).build());
         redis.call("ACL", "LOG", "RESET");
     }
 
@@ -64,6 +71,8 @@ class InspectorLeastPrivilegeTest {
         subscriptions.forEach(Disposable::dispose);
         inspectors.forEach(LockInspector::close);
         lock.close();
+        semaphore.close();
+        readWriteLock.close();
     }
 
     private LockInspector inspectorAs(String user, String rules, InspectorOptions options) {
@@ -106,16 +115,30 @@ class InspectorLeastPrivilegeTest {
         return holder.get();
     }
 
+    /** A semaphore holder of {@code name}, and a reader of it with a writer waiting. */
+    private void holdPermitsAndReadWithAWriterWaiting(String name) {
+        subscriptions.add(semaphore.withPermits(name, 2, 1, TTL, Mono.never()).subscribe());
+        subscriptions.add(readWriteLock.withReadLock(name, TTL, Mono.never()).subscribe());
+        await().atMost(WAIT).until(() -> "1".equals(redis.call("ZCARD", "lock:{" + name + "}:permits"))
+                && "1".equals(redis.call("ZCARD", "lock:{" + name + "}:rw:readers")));
+        subscriptions.add(readWriteLock.withWriteLock(name, TTL, Mono.empty()).subscribe(value -> {}, error -> {}));
+        await().atMost(WAIT).until(() -> "1".equals(redis.call("ZCARD", "lock:{" + name + "}:rw:writers-waiting")));
+    }
+
     @Test
     void theReadOnlyUserListsAndInspectsWithoutAnyRefusalAndCannotForceRelease() {
         String holder = holdWithAWaiter("order:42");
+        holdPermitsAndReadWithAWriterWaiting("exports");
         LockInspector inspector = inspectorAs("lock-inspector", READ_RULES, InspectorOptions.defaults().withForceReleaseEnabled());
 
-        assertThat(inspector.names().collectList().block(WAIT)).containsExactly("order:42");
+        assertThat(inspector.names().collectList().block(WAIT)).containsExactlyInAnyOrder("order:42", "exports");
         LockState state = inspector.inspect("order:42").block(WAIT);
         assertThat(state.holder()).isEqualTo(holder);
         assertThat(state.fencingToken()).isPositive();
         assertThat(state.waiters()).singleElement().satisfies(waiter -> assertThat(waiter.leaseLeft()).isPositive());
+        LockState shared = inspector.inspect("exports").block(WAIT);
+        assertThat(shared.semaphore().permits()).isEqualTo(1);
+        assertThat(shared.readWrite()).isEqualTo(new LockState.ReadWrite(null, null, null, 1, 1));
         assertThat(redis.callList("ACL", "LOG")).isEmpty();
 
         StepVerifier.create(inspector.forceRelease("order:42", holder))

@@ -2,8 +2,10 @@ package io.reactivelock.inspect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -11,6 +13,8 @@ import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisReadWriteLock;
+import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.internal.LockKeys;
 import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
@@ -23,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -34,8 +39,10 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * What a {@link LockInspector} shows of locks taken by {@link ReactiveRedisLock}, on a real Redis:
- * standalone ({@link LockInspectorTest}) and Cluster ({@link ClusterLockInspectorTest}).
+ * What a {@link LockInspector} shows of locks taken by {@link ReactiveRedisLock}, and of the
+ * semaphores and read-write locks of {@link ReactiveRedisSemaphore} and
+ * {@link ReactiveRedisReadWriteLock}, on a real Redis: standalone ({@link LockInspectorTest}),
+ * through Sentinel ({@link SentinelLockInspectorTest}) and Cluster ({@link ClusterLockInspectorTest}).
  */
 abstract class LockInspectorContract {
 
@@ -58,6 +65,21 @@ abstract class LockInspectorContract {
 
     /** Commands for the test's own writes and checks. */
     abstract RedisClusterAsyncCommands<String, String> redis();
+
+    /**
+     * A client, closed after the test, of the server that holds the keys of {@code name}, for a
+     * semaphore or a read-write lock (which are made from a standalone or Sentinel client): on a
+     * Cluster, one of the master that serves the name's hash slot.
+     */
+    abstract RedisClient clientFor(String name);
+
+    ReactiveRedisSemaphore semaphore(String name, LockOptions options) {
+        return closedAfterTheTest(ReactiveRedisSemaphore.create(clientFor(name), options));
+    }
+
+    ReactiveRedisReadWriteLock readWriteLock(String name, LockOptions options) {
+        return closedAfterTheTest(ReactiveRedisReadWriteLock.create(clientFor(name), options));
+    }
 
     record Crashable(ReactiveRedisLock lock, Runnable crash) {}
 
@@ -84,13 +106,29 @@ abstract class LockInspectorContract {
 
     /** Holds {@code name} until {@code release} completes; returns the lease once held. */
     LockLease hold(ReactiveRedisLock lock, String name, Sinks.Empty<Void> release) {
+        return hold("lock " + name, body -> lock.withLock(name, TTL, body), release);
+    }
+
+    /**
+     * Calls {@code withLock}, a {@code withLock}-like method (withPermits, withReadLock...) given the
+     * body, and returns the lease once held; the body runs until {@code release} completes.
+     */
+    LockLease hold(String what, Function<Function<LockLease, Mono<Void>>, Mono<Void>> withLock, Sinks.Empty<Void> release) {
         AtomicReference<LockLease> lease = new AtomicReference<>();
-        subscriptions.add(lock.withLock(name, TTL, granted -> {
+        subscriptions.add(withLock.apply(granted -> {
             lease.set(granted);
             return release.asMono();
-        }).subscribe());
-        await("lock " + name + " held").atMost(WAIT).pollInterval(POLL).until(() -> lease.get() != null);
+        }).subscribe(value -> {}, error -> {}));
+        await(what + " held").atMost(WAIT).pollInterval(POLL).until(() -> lease.get() != null);
         return lease.get();
+    }
+
+    static String shown(LockLease lease) {
+        return lease.token().substring(0, 8);
+    }
+
+    static List<String> listed(LockInspector inspector) {
+        return inspector.names().collectList().block(WAIT);
     }
 
     static Set<String> allNames(LockInspector inspector) {
@@ -200,7 +238,7 @@ abstract class LockInspectorContract {
     }
 
     @Test
-    void hostileNamesAreListedAndInspectedAsTheyWereGivenAndForeignKeysUnderThePrefixAreNot() {
+    void hostileNamesAreListedOnceAndInspectedAsTheyWereGivenAndForeignKeysUnderThePrefixAreNot() {
         List<String> hostile = List.of("{", "}", "{}", "a{b}c", "%", "%7B", "%%7D%25", "x}{y",
                 "ключ {🔒} ü", "*?[a-z]\\", " ", "lock:{nested}",
                 "{%}".repeat(170) + "🔒"); // 512 UTF-16 characters
@@ -209,17 +247,36 @@ abstract class LockInspectorContract {
         LockInspector inspector = inspector();
         Sinks.Empty<Void> release = Sinks.empty();
         List<LockLease> leases = hostile.stream().map(name -> hold(lock, name, release)).toList();
-        // Keys under the prefix that no lock name gives: a stray escape, a name's other keys.
+        // Names whose keys look like another name's keys of a semaphore or a read-write lock; a name
+        // held both as a lock and as a semaphore, listed once.
+        String permitsLike = "}:permits";
+        String readersLike = "a}:rw:readers";
+        hold("semaphore " + permitsLike, body -> semaphore(permitsLike, LockOptions.defaults())
+                .withPermits(permitsLike, 2, 1, TTL, body), release);
+        hold("read lock " + readersLike, body -> readWriteLock(readersLike, LockOptions.defaults())
+                .withReadLock(readersLike, TTL, body), release);
+        hold("semaphore a{b}c", body -> semaphore("a{b}c", LockOptions.defaults()).withPermits("a{b}c", 2, 1, TTL, body), release);
+        // Keys under the prefix that no held name gives: a stray escape, a name's other keys, unknown
+        // suffixes, a read-write lock with only a writer waiting.
         join(redis().set("lock:{%41}", "x"), redis().set("lock:{a}b}", "x"), redis().set("lock:{}", "x"),
-                redis().set(LockKeys.fenceKey(KEYS.lockKey("fenced")), "1"), redis().set("other:{a}", "x"));
+                redis().set(LockKeys.fenceKey(KEYS.lockKey("fenced")), "1"), redis().set("other:{a}", "x"),
+                redis().zadd("lock:{%41}:permits", 1, "1:t"), redis().zadd("lock:{}:rw:readers", 1, "t"),
+                redis().zadd("lock:{s}:sleepers", 1, "t"), redis().zadd("lock:{w}:waiters", 1, "t"),
+                redis().zadd("lock:{q}:rw:writers-waiting", 1, "t"), redis().set("lock:{p}:permits:x", "x"),
+                redis().set("lock:{r}:rw:writer:fence", "1"), redis().set("lock:{r}:rw:writerr", "x"));
 
-        assertThat(allNames(inspector)).containsExactlyInAnyOrderElementsOf(hostile);
+        List<String> held = new ArrayList<>(hostile);
+        held.addAll(List.of(permitsLike, readersLike));
+        assertThat(listed(inspector)).containsExactlyInAnyOrderElementsOf(held);
         for (LockLease lease : leases) {
             LockState state = inspector.inspect(lease.name()).block(WAIT);
             assertThat(state.name()).isEqualTo(lease.name());
-            assertThat(state.holder()).as(lease.name()).isEqualTo(lease.token().substring(0, 8));
+            assertThat(state.holder()).as(lease.name()).isEqualTo(shown(lease));
             assertThat(state.fencingToken()).as(lease.name()).isEqualTo(lease.fencingToken());
         }
+        assertThat(inspector.inspect("a{b}c").block(WAIT).semaphore().permits()).isEqualTo(1);
+        assertThat(inspector.inspect(permitsLike).block(WAIT).semaphore().permits()).isEqualTo(1);
+        assertThat(inspector.inspect(readersLike).block(WAIT).readWrite().readers()).isEqualTo(1);
         assertThatThrownBy(() -> inspector.inspect("x".repeat(513))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> inspector.inspect("\uD800")).isInstanceOf(IllegalArgumentException.class);
     }
@@ -248,6 +305,122 @@ abstract class LockInspectorContract {
         assertThat(new HashSet<>(listed)).as("every lock, and nothing else (no fencing key)").isEqualTo(new HashSet<>(names));
         assertThat(inspector.names().subscribeOn(Schedulers.parallel()).collect(Collectors.toSet()).block(WAIT))
                 .hasSize(names.size());
+    }
+
+    @Test
+    void aSemaphoreShowsThePermitsOfItsHoldersAndIsListedWhileTheyHoldThemAndOnceReleasedIsNeither() {
+        ReactiveRedisSemaphore semaphore = semaphore("exports", LockOptions.defaults());
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> releaseTwo = Sinks.empty();
+        Sinks.Empty<Void> releaseOne = Sinks.empty();
+        LockLease two = hold("2 permits", body -> semaphore.withPermits("exports", 4, 2, TTL, body), releaseTwo);
+        LockLease one = hold("1 permit", body -> semaphore.withPermits("exports", 4, 1, TTL, body), releaseOne);
+
+        LockState state = inspector.inspect("exports").block(WAIT);
+        assertThat(state.semaphore()).isNotNull();
+        assertThat(state.semaphore().permits()).as("permits held").isEqualTo(3);
+        assertThat(state.semaphore().holders())
+                .extracting(LockState.PermitHolder::token, LockState.PermitHolder::permits)
+                .as("each holder, abbreviated, with its permits")
+                .containsExactlyInAnyOrder(tuple(shown(two), 2), tuple(shown(one), 1));
+        assertThat(state.semaphore().holders()).allSatisfy(holder ->
+                assertThat(holder.leaseLeft()).isPositive().isLessThanOrEqualTo(TTL));
+        assertThat(state.held()).as("the lock of the same name is another lock").isFalse();
+        assertThat(state.readWrite()).isNull();
+        assertThat(state.inUse()).isTrue();
+        assertThat(listed(inspector)).containsExactly("exports");
+
+        releaseTwo.tryEmitEmpty();
+        releaseOne.tryEmitEmpty();
+        String permits = KEYS.lockKey("exports") + ":permits";
+        await("both holders' permits given back").atMost(WAIT).pollInterval(POLL)
+                .until(() -> redis().exists(permits).get() == 0);
+        LockState released = inspector.inspect("exports").block(WAIT);
+        assertThat(released.semaphore()).as("no permit held").isNull();
+        assertThat(released.inUse()).isFalse();
+        assertThat(listed(inspector)).isEmpty();
+    }
+
+    @Test
+    void aReadWriteLockShowsItsReadersThenAWaitingWriterThenTheWriterWithItsLeaseAndFencingToken() {
+        ReactiveRedisReadWriteLock rw = readWriteLock("catalog", LockOptions.builder().acquireTimeout(WAIT).build());
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> releaseReaders = Sinks.empty();
+        hold("reader 1", body -> rw.withReadLock("catalog", TTL, body), releaseReaders);
+        hold("reader 2", body -> rw.withReadLock("catalog", TTL, body), releaseReaders);
+
+        LockState read = inspector.inspect("catalog").block(WAIT);
+        assertThat(read.readWrite()).as("two readers").isEqualTo(new LockState.ReadWrite(null, null, null, 2, 0));
+        assertThat(read.held()).as("the lock of the same name is another lock").isFalse();
+        assertThat(read.semaphore()).isNull();
+        assertThat(listed(inspector)).containsExactly("catalog");
+
+        AtomicReference<LockLease> writer = new AtomicReference<>();
+        Sinks.Empty<Void> releaseWriter = Sinks.empty();
+        subscriptions.add(rw.withWriteLock("catalog", TTL, lease -> {
+            writer.set(lease);
+            return releaseWriter.asMono();
+        }).subscribe(value -> {}, error -> {}));
+        String rwKey = KEYS.lockKey("catalog") + ":rw";
+        await("the writer registered as waiting").atMost(WAIT).pollInterval(POLL)
+                .until(() -> redis().zcard(rwKey + ":writers-waiting").get() == 1);
+        assertThat(inspector.inspect("catalog").block(WAIT).readWrite())
+                .as("two readers, a writer waiting").isEqualTo(new LockState.ReadWrite(null, null, null, 2, 1));
+
+        releaseReaders.tryEmitEmpty();
+        await("the writer in").atMost(WAIT).pollInterval(POLL).until(() -> writer.get() != null);
+        LockState.ReadWrite written = inspector.inspect("catalog").block(WAIT).readWrite();
+        assertThat(written).isNotNull();
+        assertThat(written.writer()).isEqualTo(shown(writer.get()));
+        assertThat(written.writerTtl()).isPositive().isLessThanOrEqualTo(TTL);
+        assertThat(written.fencingToken()).isEqualTo(writer.get().fencingToken());
+        assertThat(written.readers()).isZero();
+        assertThat(written.writersWaiting()).isZero();
+        assertThat(listed(inspector)).containsExactly("catalog");
+
+        releaseWriter.tryEmitEmpty();
+        await("the writer gone").atMost(WAIT).pollInterval(POLL).until(() -> redis().exists(rwKey + ":writer").get() == 0);
+        assertThat(inspector.inspect("catalog").block(WAIT).readWrite()).isNull();
+        assertThat(listed(inspector)).isEmpty();
+    }
+
+    @Test
+    void aSemaphoreHolderAndAReaderWhoseLeasesEndedAreNotCountedThoughRedisStillHasThem() throws Exception {
+        String name = "pool";
+        Duration shortTtl = Duration.ofMillis(800);
+        ReactiveRedisSemaphore live = semaphore(name, LockOptions.defaults());
+        ReactiveRedisSemaphore crashing = semaphore(name, LockOptions.defaults());
+        ReactiveRedisReadWriteLock liveRw = readWriteLock(name, LockOptions.defaults());
+        ReactiveRedisReadWriteLock crashingRw = readWriteLock(name, LockOptions.defaults());
+        LockInspector inspector = inspector();
+        Sinks.Empty<Void> never = Sinks.empty();
+        LockLease holder = hold("a live holder", body -> live.withPermits(name, 3, 1, TTL, body), never);
+        LockLease crashedHolder = hold("a holder about to crash", body -> crashing.withPermits(name, 3, 2, shortTtl, body), never);
+        hold("a live reader", body -> liveRw.withReadLock(name, TTL, body), never);
+        LockLease crashedReader = hold("a reader about to crash", body -> crashingRw.withReadLock(name, shortTtl, body), never);
+
+        // Their connections go, as with a crash of their process: no renewal, no release.
+        crashing.close();
+        crashingRw.close();
+        String permits = KEYS.lockKey(name) + ":permits";
+        String readers = KEYS.lockKey(name) + ":rw:readers";
+        await("both crashed leases to end by the server's clock").atMost(WAIT).pollInterval(POLL).until(() ->
+                serverMillis() > redis().zscore(permits, "2:" + crashedHolder.token()).get()
+                        && serverMillis() > redis().zscore(readers, crashedReader.token()).get());
+
+        LockState state = inspector.inspect(name).block(WAIT);
+        assertThat(redis().zcard(permits).get()).as("the crashed holder is still in Redis (scripts drop it lazily)").isEqualTo(2);
+        assertThat(redis().zcard(readers).get()).as("the crashed reader is still in Redis").isEqualTo(2);
+        assertThat(state.semaphore()).isNotNull();
+        assertThat(state.semaphore().permits()).as("permits of live holders only").isEqualTo(1);
+        assertThat(state.semaphore().holders()).extracting(LockState.PermitHolder::token).containsExactly(shown(holder));
+        assertThat(state.readWrite()).as("live readers only").isEqualTo(new LockState.ReadWrite(null, null, null, 1, 0));
+    }
+
+    /** The server's time in ms (every server of a test runs on this machine, with its clock). */
+    private long serverMillis() throws Exception {
+        List<String> time = redis().time().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
     }
 
     @Test

@@ -48,4 +48,9 @@ class LockInspectorTest extends LockInspectorContract {
     RedisClusterAsyncCommands<String, String> redis() {
         return connection.async();
     }
+
+    @Override
+    RedisClient clientFor(String name) {
+        return client;
+    }
 }

@@ -1,60 +1,89 @@
 package io.reactivelock.inspect;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.support.RedisSentinelSet;
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
 import reactor.core.publisher.Sinks;
 
-/** An inspector made from a Sentinel {@link io.lettuce.core.RedisURI} reads the master the Sentinels name. */
-class SentinelLockInspectorTest {
+/**
+ * {@link LockInspectorContract} through Sentinel: an inspector made from a Sentinel
+ * {@link io.lettuce.core.RedisURI} reads the master the Sentinels name.
+ */
+class SentinelLockInspectorTest extends LockInspectorContract {
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static RedisSentinelSet sentinels;
 
-    private RedisSentinelSet sentinels;
-    private ReactiveRedisLock lock;
-    private LockInspector inspector;
+    private RedisClient client;
+    private StatefulRedisConnection<String, String> connection;
 
-    @BeforeEach
-    void setUp() {
+    @BeforeAll
+    static void startSentinels() {
         sentinels = RedisSentinelSet.start();
-        lock = ReactiveRedisLock.create(sentinels.uri(), LockOptions.defaults());
-        inspector = LockInspector.create(sentinels.uri(), InspectorOptions.defaults());
     }
 
-    @AfterEach
-    void tearDown() {
-        inspector.close();
-        lock.close();
+    @AfterAll
+    static void stopSentinels() {
         sentinels.close();
     }
 
-    @Test
-    void aLockHeldOnTheMasterIsListedAndInspected() {
-        AtomicReference<LockLease> lease = new AtomicReference<>();
-        Disposable holder = lock.withLock("order", Duration.ofSeconds(10), granted -> {
-            lease.set(granted);
-            return Sinks.empty().asMono();
-        }).subscribe();
-        try {
-            await().atMost(WAIT).until(() -> lease.get() != null);
+    @BeforeEach
+    void connect() {
+        sentinels.master().call("FLUSHALL");
+        client = RedisClient.create(sentinels.uri());
+        client.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
+        closedAfterTheTest(client::shutdown);
+        connection = closedAfterTheTest(client.connect(StringCodec.UTF8));
+    }
 
-            assertThat(inspector.names().collectList().block(WAIT)).containsExactly("order");
-            LockState state = inspector.inspect("order").block(WAIT);
-            assertThat(state.holder()).isEqualTo(sentinels.master().call("GET", "lock:{order}").substring(0, 8))
-                    .isEqualTo(lease.get().token().substring(0, 8));
-            assertThat(state.fencingToken()).isEqualTo(lease.get().fencingToken());
-        } finally {
-            holder.dispose();
-        }
+    @Override
+    ReactiveRedisLock lock(LockOptions options) {
+        return closedAfterTheTest(ReactiveRedisLock.create(client, options));
+    }
+
+    /** Made from the Sentinel URI, as a user would: the inspector owns the client it creates. */
+    @Override
+    LockInspector newInspector(InspectorOptions options) {
+        return LockInspector.create(sentinels.uri(), options);
+    }
+
+    @Override
+    Crashable crashableLock(LockOptions options) {
+        StatefulRedisConnection<String, String> own = client.connect(StringCodec.UTF8);
+        return new Crashable(closedAfterTheTest(ReactiveRedisLock.create(own, options)), own::close);
+    }
+
+    @Override
+    RedisClusterAsyncCommands<String, String> redis() {
+        return connection.async();
+    }
+
+    @Override
+    RedisClient clientFor(String name) {
+        return client;
+    }
+
+    @Test
+    void theLockShownIsTheOneOnTheMasterTheSentinelsName() {
+        LockLease lease = hold(lock(LockOptions.defaults()), "order", Sinks.empty());
+
+        LockState state = inspector().inspect("order").block(WAIT);
+
+        assertThat(state.holder()).isEqualTo(sentinels.master().call("GET", "lock:{order}").substring(0, 8))
+                .isEqualTo(shown(lease));
+        assertThat(state.fencingToken()).isEqualTo(lease.fencingToken());
     }
 }

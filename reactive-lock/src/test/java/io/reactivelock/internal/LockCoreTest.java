@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
+import io.reactivelock.Primitive;
 import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +44,7 @@ class LockCoreTest {
                         : Reply.granted(2, Duration.ofSeconds(30).toNanos()));
             }
         };
-        LockCore<String> core = new LockCore<>(LockOptions.defaults(), store);
+        LockCore<String> core = new LockCore<>(LockOptions.defaults(), Primitive.LOCK, store);
         StepVerifier.create(core.withLock("a", Duration.ofSeconds(30),
                         (Function<LockLease, Mono<Long>>) lease -> Mono.fromCallable(() -> {
                             asked.add("body");
@@ -71,7 +72,7 @@ class LockCoreTest {
             }
         };
         RecordingListener heard = new RecordingListener();
-        LockCore<String> core = new LockCore<>(LockOptions.builder().listener(heard).build(), store);
+        LockCore<String> core = new LockCore<>(LockOptions.builder().listener(heard).build(), Primitive.LOCK, store);
         StepVerifier.create(core.withLock("a", Duration.ofSeconds(30),
                         (Function<LockLease, Mono<String>>) lease -> Mono.delay(Duration.ofMillis(20)).thenReturn("late")))
                 .expectErrorSatisfies(error -> assertThat(error).isInstanceOf(LockLostException.class)
@@ -84,7 +85,7 @@ class LockCoreTest {
     @Test
     void aBodyThatCompletesWithinItsLeaseGivesItsValue() {
         List<String> asked = new CopyOnWriteArrayList<>();
-        LockCore<String> core = new LockCore<>(LockOptions.defaults(), new RecordingStore(asked));
+        LockCore<String> core = new LockCore<>(LockOptions.defaults(), Primitive.LOCK, new RecordingStore(asked));
         StepVerifier.create(core.withLock("a", Duration.ofSeconds(30),
                         (Function<LockLease, Mono<String>>) lease -> Mono.just("in time")))
                 .expectNext("in time")

@@ -7,7 +7,9 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
+import io.reactivelock.MultiLockLease;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveRedisMultiLock;
 import io.reactivelock.ReactiveRedisReadWriteLock;
 import io.reactivelock.ReactiveRedisSemaphore;
 import io.reactivelock.support.RedisServer;
@@ -32,8 +34,8 @@ import reactor.test.StepVerifier;
 /**
  * The lock works for a Redis user that has exactly the README's ACL line for the server
  * ({@link LockUser#rules}) and nothing more: no command of the lock or of Lettuce's connection
- * set-up is refused ({@code ACL LOG} stays empty). A user without the key pattern is refused at
- * once with {@code NOPERM}, not retried.
+ * set-up is refused ({@code ACL LOG} stays empty), for the lock and every primitive. A user
+ * without the key pattern is refused at once with {@code NOPERM}, not retried.
  */
 @WithRedis
 class LeastPrivilegeTest {
@@ -213,6 +215,39 @@ class LeastPrivilegeTest {
         reading.dispose();
         assertThat(redis.call("EXISTS", "lock:{doc}:rw:writer", "lock:{doc}:rw:readers", "lock:{doc}:rw:writers-waiting"))
                 .isEqualTo("0");
+        assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void theMultiLockAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
+        // A 10-minute backoff: the waiter can only get its names in time through the release notice.
+        ReactiveRedisMultiLock multi = ReactiveRedisMultiLock.create(LockUser.uri(redis), LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        primitives.add(multi);
+        AtomicInteger extensions = new AtomicInteger();
+        // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
+        Mono<String> holder = multi.withLocks(List.of("a", "b"), Duration.ofSeconds(3), (MultiLockLease lease) -> {
+            long[] last = {lease.validUntilNanos()};
+            return Flux.interval(Duration.ofMillis(10))
+                    .filter(tick -> {
+                        long now = lease.validUntilNanos();
+                        if (now != last[0]) {
+                            last[0] = now;
+                            extensions.incrementAndGet();
+                        }
+                        return extensions.get() >= 2;
+                    })
+                    .next()
+                    .map(tick -> "holder");
+        });
+        // The waiter asks once the holder has its names (awaited off the reactive threads): it is refused by b.
+        Mono<String> waiter = Mono.fromRunnable(() -> await().until(() -> "2".equals(redis.call("EXISTS", "lock:{a}", "lock:{b}"))))
+                .subscribeOn(Schedulers.boundedElastic())
+                .then(multi.withLocks(List.of("c", "b"), TTL, Mono.just("waiter")));
+        StepVerifier.create(holder.mergeWith(waiter))
+                .expectNext("holder", "waiter")
+                .expectComplete().verify(WAIT);
+        assertThat(redis.call("EXISTS", "lock:{a}", "lock:{b}", "lock:{c}", "lock:{b}:sleepers")).isEqualTo("0");
         assertThat(aclLog()).isEmpty();
     }
 

@@ -6,7 +6,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A {@link LockListener} that records what it hears as short strings ("acquired a"), with the failures and losses. */
+/**
+ * A {@link LockListener} that records what it hears as short strings ("acquired a"), with the failures
+ * and losses: the core's own tests' copy. The one users get, which the published contracts use, is
+ * {@code io.reactivelock.testing.RecordingListener} in reactive-lock-test, which the core's tests
+ * cannot depend on (it depends on the core).
+ */
 public final class RecordingListener implements LockListener {
 
     /** Every event in arrival order, as the method name and the lock name. */

@@ -9,15 +9,12 @@ import java.nio.file.FileSystem;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.stream.Stream;
-import org.springframework.asm.ClassReader;
-import org.springframework.asm.ClassVisitor;
-import org.springframework.asm.MethodVisitor;
-import org.springframework.asm.SpringAsmInfo;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
@@ -65,7 +62,8 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * while the short locks our code itself reaches (a Lettuce write, a timer) stay allowed by their
  * own, inner frames.
  *
- * <p>The example app's tests use this same class through the library's test jar.
+ * <p>The tests of every other module (the example app's too) use this same class through the
+ * library's test jar.
  */
 public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -95,46 +93,44 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
 
     /**
      * The names of the methods (lambdas included, constructors not) of each class of the library,
-     * by class name: the class files under {@code io/reactivelock} in the directory or jar that
-     * holds {@code ReactiveLock}. They are read as files, never loaded: a class loaded before
-     * BlockHound installs is retransformed, and lost its parameter names on the way (Spring then
-     * could not bind the auto-configuration's settings record).
+     * by class name: the class files under {@code io/reactivelock} in every directory or jar of the
+     * class path that has that package but is not a test output (the core, and the starter,
+     * Micrometer, test-support, Kotlin modules or the example app where the test JVM has them).
+     * They are read as files, never loaded: a class loaded before BlockHound installs is
+     * retransformed, and lost its parameter names on the way (Spring then could not bind the
+     * auto-configuration's settings record).
      */
     private static Map<String, Set<String>> libraryMethods() {
-        URL marker = ShortLocksBlockHoundIntegration.class.getClassLoader().getResource("io/reactivelock/ReactiveLock.class");
+        Map<String, Set<String>> methods = new TreeMap<>();
         try {
-            URLConnection connection = marker.openConnection();
-            if (connection instanceof JarURLConnection jarEntry) {
-                try (FileSystem jar = FileSystems.newFileSystem(Path.of(jarEntry.getJarFileURL().toURI()))) {
-                    return libraryMethods(jar.getPath("/"));
+            for (URL packageDir : Collections.list(ShortLocksBlockHoundIntegration.class.getClassLoader().getResources("io/reactivelock/"))) {
+                String location = packageDir.toString();
+                if (location.contains("/test-classes/") || location.contains("-tests.jar!")) {
+                    continue; // the tests' own code and the harness
+                }
+                URLConnection connection = packageDir.openConnection();
+                if (connection instanceof JarURLConnection jarEntry) {
+                    try (FileSystem jar = FileSystems.newFileSystem(Path.of(jarEntry.getJarFileURL().toURI()))) {
+                        libraryMethods(jar.getPath("/"), methods);
+                    }
+                } else {
+                    libraryMethods(Path.of(packageDir.toURI()).getParent().getParent(), methods);
                 }
             }
-            return libraryMethods(Path.of(marker.toURI()).getParent().getParent().getParent());
         } catch (IOException | URISyntaxException e) {
             throw new IllegalStateException("Cannot list the methods of the library", e);
         }
+        return methods;
     }
 
-    private static Map<String, Set<String>> libraryMethods(Path root) throws IOException {
-        Map<String, Set<String>> methods = new TreeMap<>();
+    private static void libraryMethods(Path root, Map<String, Set<String>> methods) throws IOException {
         try (Stream<Path> files = Files.walk(root.resolve("io").resolve("reactivelock"))) {
             for (Path file : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".class"))::iterator) {
                 String className = root.relativize(file).toString().replace(".class", "").replace('/', '.');
-                Set<String> names = new TreeSet<>();
-                // Spring's copy of ASM, on the test class path with the Spring Boot integration.
-                new ClassReader(Files.readAllBytes(file)).accept(new ClassVisitor(SpringAsmInfo.ASM_VERSION) {
-                    @Override
-                    public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
-                            String[] exceptions) {
-                        if (!name.startsWith("<")) { // constructors and static initialisers cannot be marked
-                            names.add(name);
-                        }
-                        return null;
-                    }
-                }, ClassReader.SKIP_CODE);
+                Set<String> names = new HashSet<>(ClassFile.read(Files.readAllBytes(file)).methods());
+                names.removeIf(name -> name.startsWith("<")); // constructors and static initialisers cannot be marked
                 methods.put(className, names);
             }
         }
-        return methods;
     }
 }

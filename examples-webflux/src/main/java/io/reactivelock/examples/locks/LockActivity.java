@@ -8,6 +8,7 @@ import io.reactivelock.inspect.LockInspector;
 import io.reactivelock.inspect.LockState;
 import io.reactivelock.micrometer.LockMetrics;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
@@ -69,9 +70,9 @@ public class LockActivity {
         return inspector.names()
                 .take(MAX_LOCKS)
                 .flatMapSequential(inspector::inspect)
-                .filter(LockState::held)
-                .map(Row::of)
-                .collectSortedList(Comparator.comparing(Row::name))
+                .filter(LockState::inUse)
+                .flatMapIterable(Row::of)
+                .collectSortedList(Comparator.comparing(Row::name).thenComparing(Row::kind))
                 .map(rows -> new Snapshot(System.currentTimeMillis(), rows,
                         rate(now, before, Totals::acquired), rate(now, before, Totals::handedOff),
                         rate(now, before, Totals::busy), rate(now, before, Totals::lost),
@@ -128,7 +129,7 @@ public class LockActivity {
      * One sample for the page.
      *
      * @param at when it was taken (ms since the epoch)
-     * @param locks the locks held, by name (at most {@value #MAX_LOCKS})
+     * @param locks what is held, by name then kind (of at most {@value #MAX_LOCKS} names)
      * @param acquiredPerSecond acquisitions per second since the previous sample; null in the first sample
      * @param handOffsPerSecond releases per second that handed the lock straight to a waiter
      * @param busyPerSecond acquisitions given up (still busy at the acquire timeout) per second
@@ -140,14 +141,48 @@ public class LockActivity {
             @Nullable Double handOffsPerSecond, @Nullable Double busyPerSecond,
             @Nullable Double lostPerSecond, @Nullable Double waitP50Millis, @Nullable Double waitP99Millis) {}
 
-    /** One held lock; see {@link LockState}. */
-    public record Row(String name, @Nullable String holder, @Nullable Long ttlMillis, @Nullable Long fencingToken,
-            long waiting) {
+    /**
+     * One row of the table: the lock, the semaphore or the read-write lock of a name, while held
+     * (see {@link LockState}).
+     *
+     * @param name the name
+     * @param kind {@code lock}, {@code read-write} or {@code semaphore}
+     * @param holder the first 8 characters of the lock holder's or the writer's token; null for a
+     *     semaphore, and for a read-write lock held by readers
+     * @param ttlMillis what is left of that holder's lease
+     * @param fencingToken the last fencing token of the lock, or of the read-write lock's writers
+     * @param waiting the lock's waiters, or the writers waiting for the read-write lock; null for a
+     *     semaphore, whose waiters Redis does not know
+     * @param readers the read-write lock's readers
+     * @param permits the semaphore's permits held
+     * @param permitHolders how many hold them
+     */
+    public record Row(String name, String kind, @Nullable String holder, @Nullable Long ttlMillis,
+            @Nullable Long fencingToken, @Nullable Long waiting, @Nullable Long readers, @Nullable Long permits,
+            @Nullable Integer permitHolders) {
 
-        static Row of(LockState state) {
-            Duration ttl = state.ttl();
-            return new Row(state.name(), state.holder(), ttl == null ? null : ttl.toMillis(), state.fencingToken(),
-                    state.waiting());
+        /** A row for each of what is held of the name. */
+        static List<Row> of(LockState state) {
+            List<Row> rows = new ArrayList<>(3);
+            if (state.held()) {
+                rows.add(new Row(state.name(), "lock", state.holder(), millis(state.ttl()), state.fencingToken(),
+                        state.waiting(), null, null, null));
+            }
+            LockState.ReadWrite readWrite = state.readWrite();
+            if (readWrite != null && readWrite.held()) {
+                rows.add(new Row(state.name(), "read-write", readWrite.writer(), millis(readWrite.writerTtl()),
+                        readWrite.fencingToken(), readWrite.writersWaiting(), readWrite.readers(), null, null));
+            }
+            LockState.Semaphore semaphore = state.semaphore();
+            if (semaphore != null) {
+                rows.add(new Row(state.name(), "semaphore", null, null, null, null, null, semaphore.permits(),
+                        semaphore.holders().size()));
+            }
+            return rows;
+        }
+
+        private static @Nullable Long millis(@Nullable Duration duration) {
+            return duration == null ? null : duration.toMillis();
         }
     }
 }

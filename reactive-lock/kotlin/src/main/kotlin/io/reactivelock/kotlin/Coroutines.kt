@@ -3,7 +3,11 @@
 package io.reactivelock.kotlin
 
 import io.reactivelock.LockLease
+import io.reactivelock.MultiLockLease
 import io.reactivelock.ReactiveLock
+import io.reactivelock.ReactiveMultiLock
+import io.reactivelock.ReactiveReadWriteLock
+import io.reactivelock.ReactiveSemaphore
 import java.util.function.Function
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
@@ -38,13 +42,48 @@ import reactor.core.publisher.Mono
  *
  * @throws IllegalArgumentException if [name] or [ttl] is refused by the lock, before anything is sent
  */
-public suspend fun <T> ReactiveLock.withLock(name: String, ttl: Duration, block: suspend (LockLease) -> T): T {
-    // A Job in the context would make the block a child of the caller; the Mono owns its coroutine instead.
+public suspend fun <T> ReactiveLock.withLock(name: String, ttl: Duration, block: suspend (LockLease) -> T): T =
+    locked(block) { body -> withLock(name, ttl.toJavaDuration(), body) }
+
+/**
+ * Runs [block] while holding [n] of the [capacity] permits of the semaphore [name]; the suspending
+ * form of [ReactiveSemaphore.withPermits], with the contract of [withLock] (cancellation, lost
+ * permits, acquire timeout, [LockLeases]).
+ */
+public suspend fun <T> ReactiveSemaphore.withPermits(
+    name: String, capacity: Int, n: Int, ttl: Duration, block: suspend (LockLease) -> T,
+): T = locked(block) { body -> withPermits(name, capacity, n, ttl.toJavaDuration(), body) }
+
+/** Runs [block] as one of the readers of [name]; the suspending [ReactiveReadWriteLock.withReadLock], as [withLock]. */
+public suspend fun <T> ReactiveReadWriteLock.withReadLock(name: String, ttl: Duration, block: suspend (LockLease) -> T): T =
+    locked(block) { body -> withReadLock(name, ttl.toJavaDuration(), body) }
+
+/** Runs [block] as the one writer of [name]; the suspending [ReactiveReadWriteLock.withWriteLock], as [withLock]. */
+public suspend fun <T> ReactiveReadWriteLock.withWriteLock(name: String, ttl: Duration, block: suspend (LockLease) -> T): T =
+    locked(block) { body -> withWriteLock(name, ttl.toJavaDuration(), body) }
+
+/**
+ * Runs [block] while holding the locks of all of [names]; the suspending
+ * [ReactiveMultiLock.withLocks], with the contract of [withLock] ([LockLeases] is not extended:
+ * the lease covers several names).
+ */
+public suspend fun <T> ReactiveMultiLock.withLocks(names: Collection<String>, ttl: Duration, block: suspend (MultiLockLease) -> T): T {
     val caller = currentCoroutineContext().minusKey(Job)
-    val body = Function<LockLease, Mono<Outcome<T>>> { lease ->
-        mono(caller + LockLeases.inside(caller, lease)) { Outcome(block(lease)) }
-    }
-    return withLock(name, ttl.toJavaDuration(), body).awaitSingle().value
+    val body = Function<MultiLockLease, Mono<Outcome<T>>> { lease -> mono(caller) { Outcome(block(lease)) } }
+    return withLocks(names, ttl.toJavaDuration(), body).awaitSingle().value
+}
+
+/**
+ * [block] as the Reactor body that [take] runs under its lock: in the caller's context (without its
+ * Job, so that the Mono owns the coroutine instead of the caller), with the lease added to [LockLeases].
+ */
+private suspend fun <T> locked(
+    block: suspend (LockLease) -> T,
+    take: (Function<LockLease, Mono<Outcome<T>>>) -> Mono<Outcome<T>>,
+): T {
+    val caller = currentCoroutineContext().minusKey(Job)
+    return take(Function { lease -> mono(caller + LockLeases.inside(caller, lease)) { Outcome(block(lease)) } })
+        .awaitSingle().value
 }
 
 /**

@@ -1,0 +1,340 @@
+package io.reactivelock.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveSemaphore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+import reactor.test.publisher.PublisherProbe;
+
+/**
+ * What every {@link ReactiveSemaphore} does, written once and run against the Redis semaphore
+ * ({@code SemaphoreRedisContractTest}) and the in-memory double ({@code SemaphoreInMemoryContractTest}).
+ *
+ * <p>Published in reactive-lock-test: a user's own {@code ReactiveSemaphore} decorator can run it by
+ * extending this class.
+ */
+public abstract class SemaphoreContract {
+
+    static final Duration TTL = Duration.ofSeconds(30);
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    /** A new semaphore of the implementation under test, on the same permits as the others of the test; closed by the subclass. */
+    protected abstract ReactiveSemaphore newSemaphore(LockOptions options);
+
+    /** The permits of {@code name} held by live holders now, read from the store. Blocking; test thread only. */
+    protected abstract int permitsHeld(String name);
+
+    /** Ends every lease on {@code name} as if their TTL had run out unnoticed. Blocking. */
+    protected abstract void expirePermits(String name);
+
+    /** Takes {@code n} permits for a holder that dies at once: nobody renews nor releases them. Blocking. */
+    protected abstract boolean holdElsewhere(String name, int capacity, int n, Duration ttl);
+
+    /** The names that have anything left in the store (permits, keys). Blocking. */
+    protected abstract Set<String> namesLeft();
+
+    /** Bodies running with their renewal watchdog now, over every semaphore of the test. */
+    protected abstract int activeLeases();
+
+    private ReactiveSemaphore semaphore;
+
+    /** The semaphore most tests use: default options, but a 5 s acquire timeout. */
+    ReactiveSemaphore semaphore() {
+        if (semaphore == null) {
+            semaphore = newSemaphore(LockOptions.builder().acquireTimeout(Duration.ofSeconds(5)).build());
+        }
+        return semaphore;
+    }
+
+    /** A semaphore that tries once. */
+    private ReactiveSemaphore once() {
+        return newSemaphore(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+    }
+
+    private static ConditionFactory eventually() {
+        return await().atMost(WAIT).pollInterval(Duration.ofMillis(10));
+    }
+
+    /** {@link #permitsHeld} from a body: hops off the reactive thread to call it. */
+    private Mono<Integer> permitsNow(String name) {
+        return Mono.fromCallable(() -> permitsHeld(name)).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private static void assertBusy(ReactiveSemaphore once, String name, int capacity, int n) {
+        PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
+        StepVerifier.create(once.withPermits(name, capacity, n, TTL, body.mono()))
+                .expectErrorSatisfies(e -> {
+                    assertThat(e).isInstanceOf(LockAcquisitionException.class).hasMessageContaining("'" + name + "'");
+                    assertThat(((LockAcquisitionException) e).reason()).isEqualTo(LockAcquisitionException.Reason.BUSY);
+                })
+                .verify(WAIT);
+        body.assertWasNotSubscribed();
+    }
+
+    // ---- Outcomes of the body ----
+
+    @Test
+    void aBodyRunsWithItsPermitsHeldAndTheyAreGivenBackBeforeItsValue() {
+        RecordingListener events = new RecordingListener();
+        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
+        StepVerifier.create(listened.withPermits("a", 3, 2, TTL, permitsNow("a")))
+                .expectNext(2)
+                .verifyComplete();
+        assertThat(permitsHeld("a")).as("given back before the value was emitted").isZero();
+        assertThat(events.list).containsExactly("acquired a", "released a");
+    }
+
+    @Test
+    void aBodyErrorIsPropagatedUnchangedAndThePermitsGivenBack() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        StepVerifier.create(semaphore().withPermits("a", 2, 1, TTL, Mono.error(boom)))
+                .expectErrorSatisfies(e -> assertThat(e).isSameAs(boom))
+                .verify(WAIT);
+        assertThat(permitsHeld("a")).isZero();
+    }
+
+    @Test
+    void cancellingWhileTheBodyRunsCancelsItAndGivesThePermitsBack() {
+        PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
+        Disposable running = semaphore().withPermits("a", 2, 2, TTL, body.mono()).subscribe();
+        eventually().until(() -> permitsHeld("a") == 2);
+        running.dispose();
+        body.assertWasCancelled();
+        eventually().until(() -> permitsHeld("a") == 0);
+    }
+
+    @Test
+    void leasesNameTheSemaphoreAndCarryNoFencingToken() {
+        StepVerifier.create(semaphore().withPermits("pool", 2, 1, TTL, Mono::just))
+                .assertNext(lease -> {
+                    assertThat(lease.name()).isEqualTo("pool");
+                    assertThat(lease.hasFencingToken()).isFalse();
+                    assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(TTL);
+                })
+                .verifyComplete();
+    }
+
+    // ---- Admission ----
+
+    @Test
+    void upToCapacityHoldersAreInsideAtOnceAndOneMoreWaitsForARelease() throws Exception {
+        List<Sinks.Empty<Void>> holders = new ArrayList<>();
+        List<PublisherProbe<Void>> bodies = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Sinks.Empty<Void> done = Sinks.empty();
+            PublisherProbe<Void> body = PublisherProbe.of(done.asMono());
+            holders.add(done);
+            bodies.add(body);
+            semaphore().withPermits("a", 3, 1, TTL, body.mono()).subscribe();
+        }
+        eventually().until(() -> permitsHeld("a") == 3);
+        bodies.forEach(PublisherProbe::assertWasSubscribed);
+        assertBusy(once(), "a", 3, 1);
+
+        CompletableFuture<String> waiter = semaphore().withPermits("a", 3, 1, TTL, Mono.just("in")).toFuture();
+        holders.get(0).tryEmitEmpty();
+        assertThat(waiter.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo("in");
+        holders.forEach(Sinks.Empty::tryEmitEmpty);
+        eventually().until(() -> permitsHeld("a") == 0);
+    }
+
+    @Test
+    void permitsAreCountedNotHolders() {
+        Disposable holder = semaphore().withPermits("a", 3, 2, TTL, Mono.never()).subscribe();
+        eventually().until(() -> permitsHeld("a") == 2);
+        assertBusy(once(), "a", 3, 2);
+        StepVerifier.create(once().withPermits("a", 3, 1, TTL, permitsNow("a"))).expectNext(3).verifyComplete();
+        holder.dispose();
+    }
+
+    @Test
+    void eachCallEnforcesItsOwnCapacityAgainstTheLiveHolders() {
+        Disposable holder = semaphore().withPermits("a", 3, 2, TTL, Mono.never()).subscribe();
+        eventually().until(() -> permitsHeld("a") == 2);
+        assertBusy(once(), "a", 2, 1);
+        StepVerifier.create(once().withPermits("a", 5, 3, TTL, permitsNow("a"))).expectNext(5).verifyComplete();
+        holder.dispose();
+    }
+
+    @Test
+    void aDeadHoldersPermitsComeBackAfterItsTtlAndNotBeforeWhileOthersStillHold() {
+        // A live holder with a longer lease: the dead one's permit must come back on its own.
+        Disposable live = semaphore().withPermits("a", 2, 1, TTL, Mono.never()).subscribe();
+        eventually().until(() -> permitsHeld("a") == 1);
+        long start = System.nanoTime();
+        assertThat(holdElsewhere("a", 2, 1, Duration.ofSeconds(1))).isTrue();
+        StepVerifier.create(semaphore().withPermits("a", 2, 1, TTL, Mono.fromCallable(System::nanoTime)))
+                .assertNext(entered -> assertThat(Duration.ofNanos(entered - start))
+                        // The store's clock counts whole milliseconds: 10 ms of slack for its rounding.
+                        .isGreaterThanOrEqualTo(Duration.ofMillis(990)))
+                .verifyComplete();
+        live.dispose();
+    }
+
+    @Test
+    void acquisitionsPastMaxPendingAreRefusedWithTheirReason() {
+        Disposable holder = semaphore().withPermits("a", 1, 1, TTL, Mono.never()).subscribe();
+        eventually().until(() -> permitsHeld("a") == 1);
+        ReactiveSemaphore bounded = newSemaphore(LockOptions.builder().maxPendingAcquisitions(1).build());
+        Disposable waiting = bounded.withPermits("a", 1, 1, TTL, Mono.just(1)).subscribe();
+        StepVerifier.create(bounded.withPermits("b", 1, 1, TTL, Mono.just(2)))
+                .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason())
+                        .isEqualTo(LockAcquisitionException.Reason.TOO_MANY_PENDING))
+                .verify(WAIT);
+        waiting.dispose();
+        holder.dispose();
+    }
+
+    // ---- Leases ----
+
+    @Test
+    void renewalKeepsThePermitsWhileTheBodyOutlivesTheTtl() {
+        // Renewals every third of a 1 s TTL leave ~600 ms of slack for a late timer on a loaded machine.
+        StepVerifier.create(semaphore().withPermits("a", 2, 1, Duration.ofSeconds(1),
+                        Mono.delay(Duration.ofMillis(2500)).then(permitsNow("a"))))
+                .expectNext(1)
+                .verifyComplete();
+    }
+
+    @Test
+    void lostPermitsCancelTheBodyWithLockLostExceptionAndTheListenerHearsIt() {
+        RecordingListener events = new RecordingListener();
+        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
+        PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
+        StepVerifier.create(listened.withPermits("a", 1, 1, Duration.ofMillis(300), body.mono()))
+                .expectSubscription()
+                .then(() -> eventually().until(() -> permitsHeld("a") == 1))
+                .then(() -> expirePermits("a"))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class).hasMessageContaining("'a'"))
+                .verify(WAIT);
+        body.assertWasCancelled();
+        assertThat(events.list).filteredOn(e -> !e.startsWith("renewed")).containsExactly("acquired a", "lost a", "released a");
+        StepVerifier.create(once().withPermits("a", 1, 1, TTL, Mono.just("next"))).expectNext("next").verifyComplete();
+    }
+
+    // ---- Arguments ----
+
+    @ParameterizedTest(name = "capacity={0}, n={1}")
+    @CsvSource({"0, 1", "-1, 1", "3, 0", "3, -2", "3, 4"})
+    void badCapacityOrPermitCountIsRejectedAtCallTimeAndHeard(int capacity, int n) {
+        RecordingListener events = new RecordingListener();
+        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
+        PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
+        assertThatThrownBy(() -> listened.withPermits("a", capacity, n, TTL, body.mono()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(capacity < 1 ? "capacity must be at least 1" : "n must be from 1 to the capacity");
+        assertThat(events.failures).singleElement().isInstanceOf(IllegalArgumentException.class);
+        body.assertWasNotSubscribed();
+        assertThat(permitsHeld("a")).isZero();
+    }
+
+    @Test
+    void theLocksArgumentChecksApply() {
+        assertThatThrownBy(() -> semaphore().withPermits(null, 1, 1, TTL, Mono.just(1)))
+                .isInstanceOf(NullPointerException.class).hasMessage("name");
+        assertThatThrownBy(() -> semaphore().withPermits("a", 1, 1, Duration.ofMillis(99), Mono.just(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100 ms");
+        assertThatThrownBy(() -> semaphore().withPermits("a", 1, 1, TTL, (Mono<Object>) null))
+                .isInstanceOf(NullPointerException.class).hasMessage("body");
+    }
+
+    // ---- The capacity checker ----
+
+    private static final int CAPACITY = 3;
+    private static final int BODIES = 60;
+
+    /** Permits held by the bodies inside now, counted by the bodies themselves, and the most ever. */
+    private final AtomicInteger inside = new AtomicInteger();
+    private final AtomicInteger mostInside = new AtomicInteger();
+
+    /** A body holding {@code n} permits: enters, hops threads twice around a short wait, leaves before its release. */
+    private Mono<Integer> checkedBody(int n) {
+        return Mono.defer(() -> {
+            mostInside.accumulateAndGet(inside.addAndGet(n), Math::max);
+            return Mono.just(n)
+                    .publishOn(Schedulers.parallel())
+                    .delayElement(Duration.ofMillis(2))
+                    .publishOn(Schedulers.parallel())
+                    // doOnTerminate runs before completion travels on to the release; doFinally would run after it.
+                    .doOnTerminate(() -> inside.addAndGet(-n));
+        });
+    }
+
+    /** Runs {@link #BODIES} bodies of 1 or 2 permits at once, each wrapped by {@code guard} (the semaphore, or nothing). */
+    private long runCapacityWorkload(BiFunction<Integer, Mono<Integer>, Mono<Integer>> guard) {
+        return Flux.range(0, BODIES)
+                .flatMap(i -> guard.apply(i, checkedBody(1 + i % 2)), BODIES)
+                .count()
+                .block(Duration.ofMinutes(2));
+    }
+
+    @Test
+    void concurrentHoldersNeverHoldMoreThanTheCapacity() {
+        // Three instances: three clients of one store, as three processes would be.
+        LockOptions patient = LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build();
+        List<ReactiveSemaphore> clients = List.of(newSemaphore(patient), newSemaphore(patient), newSemaphore(patient));
+        long done = runCapacityWorkload((i, body) ->
+                clients.get(i % clients.size()).withPermits("pool", CAPACITY, 1 + i % 2, Duration.ofSeconds(5), body));
+        assertThat(done).as("bodies that ran").isEqualTo(BODIES);
+        assertThat(mostInside).as("permits held at once").hasValueBetween(1, CAPACITY);
+    }
+
+    @Test
+    void withoutTheSemaphoreTheCheckerSeesMoreThanTheCapacity() {
+        runCapacityWorkload((i, body) -> body);
+        assertThat(mostInside.get())
+                .as("negative control: the checker must see over-admission when nothing prevents it")
+                .isGreaterThan(CAPACITY);
+    }
+
+    // ---- Cancel storm ----
+
+    @Test
+    void aCancelStormLeavesNoPermitsAndNoRenewalRunningWithinASecond() {
+        ReactiveSemaphore storm = newSemaphore(LockOptions.builder()
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
+        AtomicInteger bodiesRun = new AtomicInteger();
+        Flux.range(0, 10_000)
+                .flatMap(i -> {
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    Mono<String> body = Mono.delay(Duration.ofMillis(random.nextInt(60)))
+                            .doOnSubscribe(s -> bodiesRun.incrementAndGet())
+                            .thenReturn("done");
+                    return storm.withPermits("storm:" + random.nextInt(16), 3, 1 + random.nextInt(3), Duration.ofMinutes(1), body)
+                            .take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 80_000_000)))
+                            .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
+                }, 64)
+                .then()
+                .block(Duration.ofMinutes(2));
+        // The TTL is a minute: what is gone within a second was released, not expired.
+        await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+                .untilAsserted(() -> {
+                    assertThat(activeLeases()).as("renewals running").isZero();
+                    assertThat(namesLeft()).as("names with permits left").isEmpty();
+                });
+        assertThat(bodiesRun).as("cancels also hit running bodies").hasPositiveValue();
+    }
+}
