@@ -181,6 +181,11 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
         return backoff.step(retry);
     }
 
+    /** How many acquisitions of this process wait on the read-write lock {@code name}. */
+    int readWriteWaiters(String name) {
+        return notices.waiters(LockKeys.releaseChannel(LockKeys.readWriteKey(keys.lockKey(name))));
+    }
+
     @Override
     public void stopWaiting(Call call) {
         ReleaseNotices.Waiter<Call> w = call.waiter;

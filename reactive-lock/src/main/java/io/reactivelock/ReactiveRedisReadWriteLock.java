@@ -69,4 +69,9 @@ public final class ReactiveRedisReadWriteLock extends RedisPrimitive implements 
     public <T> Mono<T> withWriteLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
         return core.withLock(name, ttl, options.acquireTimeout(), a -> store.readWrite(a, true), body);
     }
+
+    /** How many readers and writers of this instance wait for {@code name} now; for tests. */
+    int localWaiters(String name) {
+        return store.readWriteWaiters(name);
+    }
 }

@@ -7,10 +7,13 @@ import io.reactivelock.internal.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
@@ -90,6 +93,36 @@ class ReadWriteRedisTest {
                 .expectComplete()
                 .verify(WAIT);
         reading.dispose();
+    }
+
+    @Test
+    void aWritersReleaseWakesEveryReaderWaitingInTheProcessNotOnlyTheLongestWaiting() {
+        // A 10-minute backoff: a reader gets in within the test only by being woken.
+        lock = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        Sinks.Empty<Void> writer = Sinks.empty();
+        Disposable writing = lock.withWriteLock("a", TTL, writer.asMono()).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}:rw:writer")));
+        // Each reader stays inside until all four are: woken one by one, they would never all be in.
+        AtomicInteger inside = new AtomicInteger();
+        Sinks.Empty<Void> allInside = Sinks.empty();
+        Mono<String> body = Mono.defer(() -> {
+            if (inside.incrementAndGet() == 4) {
+                allInside.tryEmitEmpty();
+            }
+            return allInside.asMono().thenReturn("read");
+        });
+        List<Mono<String>> readers = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Mono<String> reader = lock.withReadLock("a", TTL, body).cache();
+            readers.add(reader);
+            reader.subscribe();
+            int waiting = i + 1;
+            await().pollInterval(Duration.ofMillis(10)).until(() -> lock.localWaiters("a") == waiting);
+        }
+        writer.tryEmitEmpty();
+        StepVerifier.create(Flux.merge(readers)).expectNextCount(4).expectComplete().verify(WAIT);
+        writing.dispose();
     }
 
     @Test

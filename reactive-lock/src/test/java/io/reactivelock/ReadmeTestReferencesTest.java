@@ -14,8 +14,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's "Fencing tokens" and "Guarantees and limits" sections name the tests that show each
- * claim, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`} or
+ * The README's "Fencing tokens", "Annotations and scheduled jobs" and "Guarantees and limits"
+ * sections name the tests that show each claim, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`} or
  * {@code `SomeTest`'s `methodPrefix…`}: every one of them must exist, so that a renamed or removed
  * test cannot leave a claim pointing at nothing.
  */
@@ -28,7 +28,8 @@ class ReadmeTestReferencesTest {
     @Test
     void everyTestTheGuaranteesNameExists() throws IOException {
         String readme = Files.readString(TestSources.repository().resolve("README.md"));
-        String sections = section(readme, "## Fencing tokens") + section(readme, "## Guarantees and limits");
+        String sections = section(readme, "## Fencing tokens") + section(readme, "## Annotations and scheduled jobs")
+                + section(readme, "## Guarantees and limits");
         List<String> missing = new ArrayList<>();
         int references = 0;
         Matcher m = REFERENCE.matcher(sections);
@@ -44,13 +45,13 @@ class ReadmeTestReferencesTest {
                 missing.add(m.group() + ": no test method starting with " + method + " in " + source + " or what it extends");
             }
         }
-        assertThat(references).as("test references found in the two sections").isGreaterThan(20);
+        assertThat(references).as("test references found in the three sections").isGreaterThan(20);
         assertThat(missing).as("tests the README names that do not exist").isEmpty();
     }
 
     /**
      * The source of a test class named {@code faults.SomeTest} (under {@code io/reactivelock}), or
-     * {@code SomeTest} in any package, in the tests of any module; null if none.
+     * {@code SomeTest} in any package, in the (Java or Kotlin) tests of any module; null if none.
      */
     private static Path find(String name) throws IOException {
         for (Path root : ROOTS) {
@@ -63,7 +64,8 @@ class ReadmeTestReferencesTest {
                 continue;
             }
             try (Stream<Path> sources = Files.walk(root)) {
-                Path found = sources.filter(p -> p.getFileName().toString().equals(name + ".java")).findFirst().orElse(null);
+                Path found = sources.filter(p -> p.getFileName().toString().equals(name + ".java")
+                        || p.getFileName().toString().equals(name + ".kt")).findFirst().orElse(null);
                 if (found != null) {
                     return found;
                 }
@@ -78,7 +80,7 @@ class ReadmeTestReferencesTest {
      */
     private static boolean declares(Path source, String prefix) throws IOException {
         String code = Files.readString(source);
-        if (code.contains("void " + prefix)) {
+        if (code.contains("void " + prefix) || code.contains("fun " + prefix)) {
             return true;
         }
         Matcher parent = Pattern.compile("extends (\\w+)").matcher(code);

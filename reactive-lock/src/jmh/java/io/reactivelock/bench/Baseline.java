@@ -34,6 +34,9 @@ final class Baseline {
         for (Scenario scenario : settings.scenarios) {
             for (String id : settings.contenders) {
                 CellResult c = cells.get(scenario + "/" + id);
+                if (c == null) {
+                    continue; // a contender without this primitive
+                }
                 csv.append(scenario).append(',').append(id);
                 for (double value : figures(c)) {
                     csv.append(',').append(String.format(Locale.ROOT, "%.3f", value));

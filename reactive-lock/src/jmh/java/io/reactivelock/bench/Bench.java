@@ -48,7 +48,9 @@ public final class Bench {
             Map<String, CellResult> cells = new LinkedHashMap<>();
             for (Scenario scenario : settings.scenarios) {
                 for (String id : settings.contenders) {
-                    cells.put(key(scenario, id), new CellResult(scenario, Contenders.IDS.get(id)));
+                    if (Primitives.runs(scenario, id)) {
+                        cells.put(key(scenario, id), new CellResult(scenario, Primitives.name(scenario, id)));
+                    }
                 }
             }
             CellRunner runner = new CellRunner(stats, redis.uri(), hopExecutor, settings);
@@ -73,6 +75,9 @@ public final class Bench {
                     Contender contender = Contenders.create(id, redis.uri());
                     for (Scenario scenario : settings.scenarios) {
                         CellResult cell = cells.get(key(scenario, id));
+                        if (cell == null) {
+                            continue; // no such primitive
+                        }
                         runner.run(scenario, contender, id, round, cell);
                         progress(String.format(java.util.Locale.ROOT, "  %-4s %10.0f ops/s  p50 %8.1f us  cpu %6.1f us/op  %s",
                                 scenario, cell.roundRates.isEmpty() ? 0 : cell.roundRates.get(cell.roundRates.size() - 1),

@@ -28,15 +28,18 @@ final class CellRunner {
         this.settings = settings;
     }
 
-    /** Runs one round of a cell and adds its figures to {@code into}. */
+    /**
+     * Runs one round of a cell and adds its figures to {@code into}; {@code contender} is the
+     * lock of {@code contenderId}, a primitive's cell makes the primitive of that id.
+     */
     void run(Scenario scenario, Contender contender, String contenderId, int round, CellResult into) {
         String key = "bench:" + scenario + ":" + contenderId + ":r" + round + ":" + System.nanoTime();
         if (scenario.jvms > 1) {
             runForked(scenario, contenderId, key, into);
             return;
         }
-        Round workers = new Round(contender, scenario.workers, scenario.instances, 0, scenario.contended, key,
-                hopExecutor, null);
+        Round workers = new Round(Primitives.contender(scenario, contenderId, contender, uri), scenario.workers,
+                scenario.instances, 0, scenario.contended, scenario.workload, key, hopExecutor, null);
         workers.start();
         long[] monitor = warmUp(settings.warmupMillis);
         measure(into, monitor, workers::begin, workers::end);
@@ -50,10 +53,11 @@ final class CellRunner {
      * kept. Cells in forked JVMs warm their own JVMs up.
      */
     void warmUpJit(Scenario scenario, Contender contender, String contenderId) {
-        if (scenario.jvms > 1) {
+        if (scenario.jvms > 1 || !Primitives.runs(scenario, contenderId)) {
             return;
         }
-        Round workers = new Round(contender, scenario.workers, scenario.instances, 0, scenario.contended,
+        Round workers = new Round(Primitives.contender(scenario, contenderId, contender, uri), scenario.workers,
+                scenario.instances, 0, scenario.contended, scenario.workload,
                 "bench:jit:" + scenario + ":" + contenderId + ":" + System.nanoTime(), hopExecutor, null);
         workers.start();
         Threads.sleep(settings.jitWarmupMillis);

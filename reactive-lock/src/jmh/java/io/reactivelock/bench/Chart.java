@@ -37,9 +37,10 @@ final class Chart {
 
     /** The chart of {@code cells}, with {@code caption} (when, where) under its title. */
     static String svg(Settings settings, Map<String, CellResult> cells, String caption) {
-        List<String> ids = settings.contenders;
-        int rowHeight = ROW_TITLE + ids.size() * BAR_STEP + ROW_GAP;
-        int height = TOP + settings.scenarios.size() * rowHeight + 10;
+        int height = TOP + 10;
+        for (Scenario scenario : settings.scenarios) {
+            height += rowHeight(ran(settings, cells, scenario).size());
+        }
         StringBuilder svg = new StringBuilder();
         svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
                 + " viewBox=\"0 0 %d %d\" font-family=\"system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif\""
@@ -50,19 +51,29 @@ final class Chart {
         svg.append(text(10, 22, "start", "font-size=\"16\" font-weight=\"bold\"",
                 "reactive-lock benchmark: throughput (higher is better) and p99 (lower is better)"));
         svg.append(text(10, 40, "start", "fill=\"#555555\"",
-                "U cells: acquire+release pairs, p99 of the pair. C cells: 16 workers on one lock, p99 of the wait for it."));
+                "U cells: acquire+release pairs, p99 of the pair. C cells: 16 contending workers, p99 of the wait to acquire."));
         svg.append(text(10, 56, "start", "fill=\"#555555\"", caption));
         int y = TOP;
         for (Scenario scenario : settings.scenarios) {
+            List<String> ids = ran(settings, cells, scenario);
             List<CellResult> row = new ArrayList<>();
             for (String id : ids) {
                 row.add(cells.get(scenario + "/" + id));
             }
             row(svg, scenario, ids, row, y);
-            y += rowHeight;
+            y += rowHeight(ids.size());
         }
         svg.append("</svg>\n");
         return svg.toString();
+    }
+
+    /** The contenders that took part in {@code scenario} (a primitive's cells have two). */
+    private static List<String> ran(Settings settings, Map<String, CellResult> cells, Scenario scenario) {
+        return settings.contenders.stream().filter(id -> cells.containsKey(scenario + "/" + id)).toList();
+    }
+
+    private static int rowHeight(int bars) {
+        return ROW_TITLE + bars * BAR_STEP + ROW_GAP;
     }
 
     private static void row(StringBuilder svg, Scenario scenario, List<String> ids, List<CellResult> row, int y) {
@@ -72,14 +83,14 @@ final class Chart {
         int panelA = LABEL_WIDTH;
         int panelB = LABEL_WIDTH + PANEL_WIDTH + VALUE_ROOM + GAP;
         boolean contended = scenario.contended;
-        svg.append(text(panelA, y + 38, "start", "fill=\"#555555\"", contended ? "hand-offs/s" : "pairs/s"));
+        svg.append(text(panelA, y + 38, "start", "fill=\"#555555\"", scenario.unit()));
         svg.append(text(panelB, y + 38, "start", "fill=\"#555555\"", contended ? "p99 wait, ms" : "p99 of the pair, µs"));
         double[] rates = new double[row.size()];
         double[] p99s = new double[row.size()];
         for (int i = 0; i < row.size(); i++) {
             CellResult c = row.get(i);
             boolean measured = c != null && c.ops > 0;
-            rates[i] = measured ? c.opsPerSecond() : Double.NaN;
+            rates[i] = c != null ? c.opsPerSecond() : Double.NaN; // a cell that ran shows its rate, even 0
             p99s[i] = measured ? c.micros(c.headline(), 99) / (contended ? 1e3 : 1) : Double.NaN;
         }
         int barsTop = y + ROW_TITLE;
@@ -87,7 +98,7 @@ final class Chart {
             int barY = barsTop + i * BAR_STEP;
             boolean ours = ids.get(i).startsWith("ours");
             svg.append(text(LABEL_WIDTH - 8, barY + BAR - 3, "end", ours ? "font-weight=\"bold\"" : "",
-                    LABELS.getOrDefault(ids.get(i), ids.get(i))));
+                    scenario.primitive() ? Primitives.label(ids.get(i)) : LABELS.getOrDefault(ids.get(i), ids.get(i))));
             String colour = COLOURS.getOrDefault(ids.get(i), "#999999");
             bar(svg, panelA, barY, rates[i], max(rates), colour, "%,.0f");
             bar(svg, panelB, barY, p99s[i], max(p99s), colour, contended ? "%,.1f" : "%,.0f");
@@ -129,7 +140,7 @@ final class Chart {
             for (String id : settings.contenders) {
                 CellResult c = cells.get(scenario + "/" + id);
                 if (c != null && c.ops > 0) {
-                    parts.add(String.format(Locale.ROOT, "%s %,.0f per second, p99 %,.0f µs", Contenders.IDS.get(id),
+                    parts.add(String.format(Locale.ROOT, "%s %,.0f per second, p99 %,.0f µs", c.contender,
                             c.opsPerSecond(), c.micros(c.headline(), 99)));
                 }
             }

@@ -26,6 +26,14 @@ final class Contender {
             throw new UnsupportedOperationException("blocking");
         }
 
+        /**
+         * Takes what {@code what} names, runs {@code body}, releases; completes after the release.
+         * A lock takes the one name; a primitive's instance overrides this.
+         */
+        default Mono<Void> run(Workload.Acquisition what, Mono<Void> body) {
+            return run(what.name(), body);
+        }
+
         /** Blocking counterpart of {@link #run}: returns after the release. */
         default void runBlocking(String key, Runnable body) throws Exception {
             throw new UnsupportedOperationException("reactive");
@@ -62,8 +70,8 @@ final class Contender {
         }
     }
 
-    Mono<Void> run(int worker, String key, Mono<Void> body) {
-        return instances.get(worker % instances.size()).run(key, body);
+    Mono<Void> run(int worker, Workload.Acquisition what, Mono<Void> body) {
+        return instances.get(worker % instances.size()).run(what, body);
     }
 
     void runBlocking(int worker, String key, Runnable body) throws Exception {

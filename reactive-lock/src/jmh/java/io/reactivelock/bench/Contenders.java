@@ -67,6 +67,13 @@ final class Contenders {
         };
     }
 
+    /** A Redisson client with the default single-server configuration, as a user gets it. */
+    static RedissonClient redisson(RedisURI uri) {
+        Config config = new Config();
+        config.useSingleServer().setAddress("redis://" + uri.getHost() + ":" + uri.getPort());
+        return Redisson.create(config);
+    }
+
     /** This library (default options unless fair), owning its client and connections. */
     static class Ours implements Contender.Instance {
         private final ReactiveRedisLock lock;
@@ -122,9 +129,7 @@ final class Contenders {
         private final Map<String, RLockReactive> locks = new ConcurrentHashMap<>();
 
         RedissonLock(RedisURI uri) {
-            Config config = new Config();
-            config.useSingleServer().setAddress("redis://" + uri.getHost() + ":" + uri.getPort());
-            client = Redisson.create(config);
+            client = redisson(uri);
             reactive = client.reactive();
         }
 

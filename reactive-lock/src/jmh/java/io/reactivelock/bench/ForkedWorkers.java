@@ -42,8 +42,8 @@ public final class ForkedWorkers {
         Intervals sections = new Intervals();
         ThreadPoolExecutor hopExecutor = Threads.hopExecutor();
         int workers = scenario.workersPerJvm();
-        Round round = new Round(contender, workers, scenario.instances, index * workers, true, args[5], hopExecutor,
-                sections);
+        Round round = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
+                args[5], hopExecutor, sections);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         round.start();
         // Ready once this JVM has had the lock: its classes are loaded and its connections are up.

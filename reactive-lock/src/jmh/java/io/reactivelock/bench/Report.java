@@ -27,7 +27,12 @@ final class Report {
         StringBuilder md = new StringBuilder();
         header(md);
         md.append("![throughput and p99 per contender and cell](results.svg)\n\n");
+        boolean primitives = false;
         for (Scenario scenario : settings.scenarios) {
+            if (scenario.primitive() && !primitives) {
+                primitivesIntro(md);
+                primitives = true;
+            }
             if (scenario.contended) {
                 contendedTable(md, scenario);
             } else {
@@ -107,6 +112,27 @@ final class Report {
                 + " (max - min) of the per-round throughputs relative to their mean: the run-to-run noise.\n\n");
     }
 
+    /** What the primitives' cells compare, once before their tables. */
+    private static void primitivesIntro(StringBuilder md) {
+        md.append("## Primitives: semaphore, read-write lock, multi-lock\n\n");
+        md.append("reactive-lock's `ReactiveRedisSemaphore`, `ReactiveRedisReadWriteLock` and `ReactiveRedisMultiLock`"
+                + " (default options) against Redisson's `RPermitExpirableSemaphoreReactive`, `RReadWriteLockReactive`"
+                + " and its reactive multi-lock (`RedissonReactiveClient.getMultiLock(RLockReactive...)`, a"
+                + " `RedissonMultiLock`); the other contenders have no such primitives. One instance shared by the"
+                + " cell's workers; every acquisition is its own owner (a token; for Redisson a random thread id) with a"
+                + " 30 s lease. What each one's semantics cost: ours takes the semaphore's capacity at each call and"
+                + " renews every holder's lease while its body runs; Redisson's semaphore keeps its capacity in a"
+                + " counter that `trySetPermits` must create first (done once per name, before the measured window)"
+                + " and does not renew its permits (`acquire(30 s)`: a body that outlives the lease loses its permit"
+                + " unnoticed); Redisson's locks are renewed by its watchdog; its multi-lock takes the locks one after"
+                + " another in the order given, holding the earlier ones while it waits for the next, and ours takes"
+                + " all names in one script, holding none while it waits. Contended bodies enter on the thread that"
+                + " acquired and leave on a `hop-` thread; a checker counts, per name, each entry the primitive should"
+                + " have refused (semaphore: ").append(Workload.PERMITS.rule()).append("; read-write lock: ")
+                .append(Workload.READ_WRITE.rule()).append("; multi-lock: ").append(Workload.LOCKS.rule())
+                .append("). Uncontended cells time the pair; contended ones the wait to acquire.\n\n");
+    }
+
     private void uncontendedTable(StringBuilder md, Scenario scenario) {
         md.append("## ").append(scenario).append(" (").append(scenario.measures).append("): ")
                 .append(scenario.description).append("\n\n");
@@ -116,6 +142,9 @@ final class Report {
         CellResult raw = cell(scenario, "raw");
         for (String id : settings.contenders) {
             CellResult c = cell(scenario, id);
+            if (c == null) {
+                continue; // no such primitive
+            }
             md.append("| ").append(c.contender)
                     .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f")).append(spread(c))
                     .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.latency, 50), "%,.0f"))
@@ -133,18 +162,28 @@ final class Report {
     private void contendedTable(StringBuilder md, Scenario scenario) {
         md.append("## ").append(scenario).append(" (").append(scenario.measures).append("): ")
                 .append(scenario.description).append("\n\n");
-        md.append("| contender | hand-offs/s | to another worker | wait p50 ms | wait p99 ms | wait max ms"
-                + " | acquisitions per worker | overlaps | Redis cmds/hand-off (round trips) | CPU µs/hand-off"
-                + " | Redis CPU µs/hand-off | alloc B/hand-off | threads | errors |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        // A primitive's cell may have several holders at once: no hand-off to count, a checker instead of the overlap detector.
+        boolean lock = !scenario.primitive();
+        String op = scenario.op();
+        md.append("| contender | ").append(scenario.unit()).append(lock ? " | to another worker" : "")
+                .append(" | wait p50 ms | wait p99 ms | wait max ms | acquisitions per worker | ")
+                .append(lock ? "overlaps" : "checker violations").append(" | Redis cmds/").append(op)
+                .append(" (round trips) | CPU µs/").append(op).append(" | Redis CPU µs/").append(op)
+                .append(" | alloc B/").append(op).append(" | threads | errors |\n");
+        md.append("|---|").append("---:|".repeat(lock ? 13 : 12)).append('\n');
         CellResult redisson = cell(scenario, "redisson");
         CellResult raw = cell(scenario, "raw");
         for (String id : settings.contenders) {
             CellResult c = cell(scenario, id);
+            if (c == null) {
+                continue; // no such primitive
+            }
             md.append("| ").append(c.contender)
-                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f")).append(spread(c))
-                    .append(" | ").append(c.ops == 0 ? "-" : String.format(Locale.ROOT, "%.0f%%", 100.0 * c.switches / c.ops))
-                    .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.wait, 50) / 1e3, "%,.2f"))
+                    .append(" | ").append(withRatios(c, redisson, raw, CellResult::opsPerSecond, "%,.0f")).append(spread(c));
+            if (lock) {
+                md.append(" | ").append(c.ops == 0 ? "-" : String.format(Locale.ROOT, "%.0f%%", 100.0 * c.switches / c.ops));
+            }
+            md.append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.wait, 50) / 1e3, "%,.2f"))
                     .append(" | ").append(withRatios(c, redisson, raw, x -> x.micros(x.wait, 99) / 1e3, "%,.1f"))
                     .append(" | ").append(withRatios(c, redisson, null, x -> x.wait.getTotalCount() == 0 ? Double.NaN : x.wait.getMaxValue() / 1e6, "%,.0f"))
                     .append(" | ").append(c.minPerWorker()).append("..").append(c.maxPerWorker())
@@ -156,9 +195,15 @@ final class Report {
                     .append(" | ").append(c.peakThreads)
                     .append(" | ").append(errors(c)).append(" |\n");
         }
-        md.append("\nhand-offs/s counts every acquisition of the lock; \"to another worker\" is the share that"
-                + " went to a different worker than the previous holder; acquisitions per worker is min..max over the"
-                + " ").append(scenario.workers).append(" workers during the measurement (fairness); overlaps must be 0.\n\n");
+        if (lock) {
+            md.append("\nhand-offs/s counts every acquisition of the lock; \"to another worker\" is the share that"
+                    + " went to a different worker than the previous holder; acquisitions per worker is min..max over the"
+                    + " ").append(scenario.workers).append(" workers during the measurement (fairness); overlaps must be 0.\n\n");
+        } else {
+            md.append("\nacquisitions/s counts every acquisition; acquisitions per worker is min..max over the ")
+                    .append(scenario.workers).append(" workers during the measurement (fairness); checker violations (")
+                    .append(scenario.workload.rule()).append(") must be 0.\n\n");
+        }
     }
 
     private void commandBreakdown(StringBuilder md) {
@@ -170,7 +215,7 @@ final class Report {
         for (Scenario scenario : settings.scenarios) {
             for (String id : settings.contenders) {
                 CellResult c = cell(scenario, id);
-                if (c.ops == 0) {
+                if (c == null || c.ops == 0) {
                     continue;
                 }
                 List<String> parts = new ArrayList<>();
@@ -261,6 +306,17 @@ final class Report {
                     md.append("| ").append(scenario).append(", ").append(c.contender).append(": no overlapping critical sections | ")
                             .append(c.overlaps).append(" overlaps in ").append(String.format(Locale.ROOT, "%,d", c.ops))
                             .append(" hand-offs | ").append(mark(c.overlaps == 0 && c.ops > 0)).append(" |\n");
+                }
+            }
+        }
+        for (Scenario scenario : Scenario.primitives()) {
+            for (String id : List.of("ours", "redisson")) {
+                CellResult c = cell(scenario, id);
+                if (c != null && scenario.contended) {
+                    md.append("| ").append(scenario).append(", ").append(c.contender).append(": ")
+                            .append(scenario.workload.rule()).append(" (issue 16's checker) | ").append(c.overlaps)
+                            .append(" violations in ").append(String.format(Locale.ROOT, "%,d", c.ops))
+                            .append(" acquisitions | ").append(mark(c.overlaps == 0 && c.ops > 0)).append(" |\n");
                 }
             }
         }

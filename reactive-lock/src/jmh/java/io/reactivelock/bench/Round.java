@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,7 +31,8 @@ final class Round {
     private final int instances;
     private final int firstWorker;
     private final boolean contended;
-    private final String[] keys;
+    /** What each worker draws its acquisitions from. */
+    private final List<List<Workload.Acquisition>> choices = new ArrayList<>();
     private final ExecutorService hopExecutor;
     private final Scheduler hop;
     private final Intervals intervals;
@@ -41,7 +43,7 @@ final class Round {
     private final LongAdder overlaps = new LongAdder();
     private final LongAdder switches = new LongAdder();
     private final AtomicLongArray perWorker;
-    private final AtomicInteger occupancy = new AtomicInteger();
+    private final Checker checker = new Checker();
     private final AtomicInteger lastHolder = new AtomicInteger(-1);
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<Throwable> firstError = new AtomicReference<>();
@@ -69,11 +71,12 @@ final class Round {
 
     /**
      * {@code workers} workers of this JVM, numbered from {@code firstWorker} in the cell, through
-     * {@code instances} instances of {@code contender}; on one key if {@code contended}, else each
-     * on its own. {@code intervals}, if not null, records every critical section measured.
+     * {@code instances} instances of {@code contender}, taking what {@code workload} says; on one key
+     * if {@code contended}, else each on its own. {@code intervals}, if not null, records every
+     * critical section measured.
      */
-    Round(Contender contender, int workers, int instances, int firstWorker, boolean contended, String key,
-            ExecutorService hopExecutor, Intervals intervals) {
+    Round(Contender contender, int workers, int instances, int firstWorker, boolean contended, Workload workload,
+            String key, ExecutorService hopExecutor, Intervals intervals) {
         this.contender = contender;
         this.workers = workers;
         this.instances = instances;
@@ -84,9 +87,8 @@ final class Round {
         this.intervals = intervals;
         this.perWorker = new AtomicLongArray(workers);
         this.stopped = new CountDownLatch(workers);
-        this.keys = new String[workers];
         for (int w = 0; w < workers; w++) {
-            keys[w] = contended ? key : key + ":" + w;
+            choices.add(workload.choices(contended ? key : key + ":" + w, contended));
         }
     }
 
@@ -197,8 +199,9 @@ final class Round {
     /** One reactive worker: pairs back to back until the cell stops. */
     private Mono<Void> chain(int worker) {
         return Mono.defer(() -> {
+                    Workload.Acquisition what = next(worker);
                     long started = System.nanoTime();
-                    return contender.run(worker, keys[worker], body(worker, started))
+                    return contender.run(worker, what, body(worker, started, what))
                             .then(Mono.fromRunnable(() -> completed(started)))
                             .onErrorResume(e -> {
                                 failed(e);
@@ -209,23 +212,30 @@ final class Round {
                 .then();
     }
 
-    private Mono<Void> body(int worker, long started) {
+    /** One of the worker's choices, at random. */
+    private Workload.Acquisition next(int worker) {
+        List<Workload.Acquisition> mine = choices.get(worker);
+        return mine.size() == 1 ? mine.get(0) : mine.get(ThreadLocalRandom.current().nextInt(mine.size()));
+    }
+
+    private Mono<Void> body(int worker, long started, Workload.Acquisition what) {
         if (!contended) {
             return Mono.empty();
         }
         return Mono.defer(() -> {
-            long entered = enter(worker, started);
+            long entered = enter(worker, started, what);
             // Leave the critical section on another thread: an overlap would interleave for real.
-            return Mono.just(worker).publishOn(hop).doOnNext(w -> leave(worker, entered)).then();
+            return Mono.just(worker).publishOn(hop).doOnNext(w -> leave(worker, entered, what)).then();
         });
     }
 
     private void blockingLoop(int worker) {
         try {
             while (running.get()) {
+                Workload.Acquisition what = next(worker);
                 long started = System.nanoTime();
                 try {
-                    contender.runBlocking(worker, keys[worker], () -> blockingBody(worker, started));
+                    contender.runBlocking(worker, what.name(), () -> blockingBody(worker, started, what));
                     completed(started);
                 } catch (InterruptedException e) {
                     return;
@@ -239,22 +249,22 @@ final class Round {
         }
     }
 
-    private void blockingBody(int worker, long started) {
+    private void blockingBody(int worker, long started, Workload.Acquisition what) {
         if (!contended) {
             return;
         }
-        long entered = enter(worker, started);
+        long entered = enter(worker, started, what);
         try {
-            hopExecutor.submit(() -> leave(worker, entered)).get();
+            hopExecutor.submit(() -> leave(worker, entered, what)).get();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
     }
 
-    private long enter(int worker, long started) {
+    private long enter(int worker, long started, Workload.Acquisition what) {
         long now = System.nanoTime();
         wait.recordValue(now - started);
-        if (occupancy.incrementAndGet() > 1) {
+        if (!checker.enter(what)) {
             overlaps.increment();
         }
         if (lastHolder.getAndSet(worker) != worker) {
@@ -264,11 +274,11 @@ final class Round {
         return now;
     }
 
-    private void leave(int worker, long entered) {
+    private void leave(int worker, long entered, Workload.Acquisition what) {
         if (intervals != null) {
             intervals.add(firstWorker + worker, entered, System.nanoTime());
         }
-        occupancy.decrementAndGet();
+        checker.leave(what);
     }
 
     private void completed(long started) {

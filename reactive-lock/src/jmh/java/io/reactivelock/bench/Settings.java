@@ -32,6 +32,10 @@ final class Settings {
             if (s.equals("none")) {
                 continue;
             }
+            if (s.equals("primitives")) {
+                scenarios.addAll(Scenario.primitives());
+                continue;
+            }
             scenarios.add(Scenario.valueOf(s.toUpperCase(java.util.Locale.ROOT)));
         }
         List<String> ids = list("bench.contenders", "all");

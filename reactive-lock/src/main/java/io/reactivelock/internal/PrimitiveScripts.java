@@ -118,17 +118,18 @@ public final class PrimitiveScripts {
     /**
      * Write release, also used to stop waiting. KEYS: writer, waiting writers. ARGV: token, release
      * channel. Takes the token out of the waiting writers; deletes the writer if it is the token.
-     * Announces a deleted writer, and the last waiting writer leaving (readers may enter then).
+     * Announces a deleted writer, and the last waiting writer leaving (readers may enter then), to
+     * every waiter of every process ({@code "*"}): a release that lets readers in may let in all of them.
      * Returns 1 if the writer was deleted.
      */
     public static final LuaScript WRITE_RELEASE = LuaScript.of("""
             local left = redis.call('ZREM', KEYS[2], ARGV[1])
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], '')
+              redis.call('PUBLISH', ARGV[2], '*')
               return 1
             end
-            if left == 1 and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('PUBLISH', ARGV[2], '') end
+            if left == 1 and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('PUBLISH', ARGV[2], '*') end
             return 0
             """);
 }

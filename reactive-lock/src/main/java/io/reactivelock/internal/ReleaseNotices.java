@@ -25,7 +25,7 @@ import reactor.util.Loggers;
  * time as a warning, and sent again when the next waiter joins; meanwhile waiters poll.
  *
  * <p>An empty notice (non-fair release) wakes the local waiter that has waited longest, not all
- * of them; a notice carrying a token wakes that waiter only. Notices are hints: the local waiter
+ * of them; a notice carrying a token wakes that waiter only, and {@link #EVERYONE} wakes them all. Notices are hints: the local waiter
  * that has waited longest ({@link #isFirst}) keeps trying at its backoff step, so a lost notice
  * or a holder that died costs at most one step; the others wait to be woken (by a notice, a
  * hand-off, or the first leaving without the lock) and call Redis only to keep their place.
@@ -41,6 +41,9 @@ public final class ReleaseNotices<C> {
 
     private static final Logger log = Loggers.getLogger(ReleaseNotices.class);
     private static final long NO_RUN = Long.MIN_VALUE;
+
+    /** The notice that wakes every local waiter on its channel (a release that may let in all of them); never a token. */
+    public static final String EVERYONE = "*";
 
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final ConcurrentHashMap<String, Channel<C>> channels = new ConcurrentHashMap<>();
@@ -134,7 +137,9 @@ public final class ReleaseNotices<C> {
         if (c == null) {
             return;
         }
-        if (message.isEmpty()) {
+        if (EVERYONE.equals(message)) {
+            c.waiters.forEach(w -> w.acquisition.wake());
+        } else if (message.isEmpty()) {
             for (Waiter<C> w : c.waiters) {
                 if (w.acquisition.wakeIfPaused()) {
                     return;

@@ -5,6 +5,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.examples.ExampleProperties;
+import io.reactivelock.spring.WithLock;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.stereotype.Service;
@@ -18,6 +19,9 @@ import tools.jackson.databind.json.JsonMapper;
  * moment misses. Without protection each would run the expensive computation. Here a miss takes
  * the lock {@code "report:" + id}: the first request computes and caches the report; the others
  * wait for the lock, then read the cache again (double-checked) and find the winner's report.
+ *
+ * <p>{@link #refresh} computes a report again under the same lock, taken by the {@link WithLock}
+ * annotation: a refresh never runs beside another computation of the report.
  */
 @Service
 public class ReportService {
@@ -46,6 +50,16 @@ public class ReportService {
                 // Without the lock (negative-control test only): every missing request computes.
                 : computeAndCache;
         return cached(id).switchIfEmpty(fill);
+    }
+
+    /**
+     * Computes the report again and caches it. Under the report's lock, like a cache fill; one that
+     * finds the report being computed right now fails at once with
+     * {@link io.reactivelock.LockAcquisitionException} (a 503 answer) instead of computing it twice.
+     */
+    @WithLock(name = "'report:' + #id", ttl = "${example.reports.lock-ttl}", acquireTimeout = "0s")
+    public Mono<Report> refresh(String id) {
+        return compute(id).flatMap(this::store);
     }
 
     /** How many times the expensive computation ran, for all reports: the stampede test reads it. */

@@ -14,6 +14,11 @@ import io.reactivelock.LockOptions;
 import io.reactivelock.LockClosedException;
 import io.reactivelock.ReactiveLock;
 import io.reactivelock.testing.InMemoryReactiveLock;
+import io.reactivelock.LeaderElection;
+import io.reactivelock.Leadership;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
 import io.reactivelock.ReactiveRedisLock;
 import io.reactivelock.micrometer.LockMetrics;
 import io.reactivelock.micrometer.ObservedReactiveLock;
@@ -162,6 +167,28 @@ class ReactiveLockAutoConfigurationTest {
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
                     assertThat(registry.get(LockMetrics.ACQUIRE).tags("outcome", "acquired", "lock", "sale:1").timer().count()).isEqualTo(1);
                     assertThat(registry.get(LockMetrics.HELD).timer().count()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void theOtherPrimitivesAreMadeOnTheSameRedisWhenAskedForAndMeasuredAsTheirKind() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("spring.data.redis.url=" + url())
+                .run(context -> {
+                    StepVerifier.create(context.getBean(ReactiveSemaphore.class).withPermits("s", 2, 1, TTL, Mono.just("permit")))
+                            .expectNext("permit").verifyComplete();
+                    StepVerifier.create(context.getBean(ReactiveReadWriteLock.class).withReadLock("r", TTL, Mono.just("read")))
+                            .expectNext("read").verifyComplete();
+                    StepVerifier.create(context.getBean(ReactiveMultiLock.class).withLocks(java.util.List.of("m1", "m2"), TTL,
+                            Mono.just("both"))).expectNext("both").verifyComplete();
+                    StepVerifier.create(context.getBean(LeaderElection.class).lead("leader", TTL).take(1))
+                            .assertNext(term -> assertThat(term.state()).isEqualTo(Leadership.State.ELECTED))
+                            .verifyComplete();
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    assertThat(registry.get(LockMetrics.ACQUIRE).timers())
+                            .extracting(timer -> timer.getId().getTag("primitive"))
+                            .contains("semaphore", "read-write-lock", "multi-lock", "lock");
+                    assertThat(redis.call("EXISTS", "lock:{m1}:fence")).as("the multi-lock used the lock's Redis").isEqualTo("1");
                 });
     }
 

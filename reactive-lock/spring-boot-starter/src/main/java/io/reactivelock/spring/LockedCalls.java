@@ -1,0 +1,155 @@
+package io.reactivelock.spring;
+
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.ReactiveLock;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
+import reactor.util.context.Context;
+import reactor.util.context.ContextView;
+
+/**
+ * How one call of a {@link WithLock} method runs under its lock. Every form calls
+ * {@link ReactiveLock#withLock} when the method is called (so a name or TTL the lock refuses
+ * throws there) and subscribes to it at each subscription of the result.
+ *
+ * <p>A {@code Mono} method is the body of {@code withLock}. A {@code Flux} method, and any method
+ * that keeps its lock for {@link WithLock#lockAtLeastFor()}, runs beside a body that only holds
+ * the lock until told to release it: a {@code Flux} cannot be the body of a {@code Mono}, and the
+ * caller must see the outcome before a delayed release. That body's Reactor context (where a
+ * {@link io.reactivelock.ReentrantReactiveLock} marks the names it holds) is the method's too.
+ */
+final class LockedCalls {
+
+    /** Context key of the per-subscription flag that the method was entered. */
+    private static final Object ENTERED = new Object();
+    /** Context key of the {@link Hold} of a subscription. */
+    private static final Object HOLD = new Object();
+
+    private LockedCalls() {}
+
+    /**
+     * The result of a {@code Mono} method (or suspend function): {@code method} subscribed under
+     * the lock, and held on for the rest of {@code atLeast} after it ends.
+     */
+    static <T> Mono<T> mono(ReactiveLock lock, String name, Duration ttl, Duration atLeast, boolean skipWhenBusy,
+            Supplier<? extends Mono<T>> method) {
+        if (!atLeast.isZero()) {
+            // singleOrEmpty waits for completion, so the value comes after the release when there is no delay left.
+            return flux(lock, name, ttl, atLeast, skipWhenBusy, method).singleOrEmpty();
+        }
+        Mono<T> locked = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> {
+            context.<AtomicBoolean>getOrEmpty(ENTERED).ifPresent(entered -> entered.set(true));
+            return method.get();
+        }));
+        if (!skipWhenBusy) {
+            return locked;
+        }
+        return Mono.defer(() -> {
+            // Only the lock's own busy failure is skipped: the method's errors, even a busy nested lock, go on.
+            AtomicBoolean entered = new AtomicBoolean();
+            return locked.onErrorResume(error -> !entered.get() && busy(error), error -> Mono.empty())
+                    .contextWrite(Context.of(ENTERED, entered));
+        });
+    }
+
+    /** The result of a {@code Flux} method: {@code method} subscribed under the lock, held until it terminates or is cancelled. */
+    static <T> Flux<T> flux(ReactiveLock lock, String name, Duration ttl, Duration atLeast, boolean skipWhenBusy,
+            Supplier<? extends Publisher<T>> method) {
+        Mono<Void> holding = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> context.<Hold>get(HOLD).granted(context)));
+        Mono<Hold> acquire = Mono.create(sink -> new Hold(sink, atLeast).start(holding));
+        return Flux.usingWhen(skipWhenBusy ? acquire.onErrorResume(LockedCalls::busy, error -> Mono.empty()) : acquire,
+                hold -> hold.guard(Flux.defer(method)),
+                Hold::finish,
+                // The method's error (or the loss) is what the subscriber gets, not a failed release.
+                (hold, error) -> hold.finish().onErrorComplete(),
+                Hold::cancel);
+    }
+
+    /** Whether {@code error} says that the lock stayed busy for the whole acquire timeout. */
+    static boolean busy(Throwable error) {
+        return error instanceof LockAcquisitionException failed && failed.reason() == LockAcquisitionException.Reason.BUSY;
+    }
+
+    /**
+     * One subscription's hold of the lock: a {@code withLock} whose body waits for {@link #release}
+     * and for the at-least time, so that renewal, loss detection and the release stay the lock's.
+     */
+    private static final class Hold {
+        private final MonoSink<Hold> sink;
+        private final Duration atLeast;
+        private final Sinks.Empty<Void> release = Sinks.empty();
+        /** Completes once {@code withLock} released; fails if it failed after the grant (lease lost, held too long). */
+        private final Sinks.Empty<Void> ended = Sinks.empty();
+        private final Disposable.Swap subscription = Disposables.swap();
+        private volatile boolean granted;
+        private volatile boolean atLeastOver;
+        private volatile @Nullable Throwable lost;
+        private volatile ContextView body = Context.empty();
+
+        Hold(MonoSink<Hold> sink, Duration atLeast) {
+            this.sink = sink;
+            this.atLeast = atLeast;
+            this.atLeastOver = atLeast.isZero();
+        }
+
+        void start(Mono<Void> holding) {
+            // Cancelled before the grant: cancelling withLock releases whatever it may hold.
+            sink.onCancel(subscription);
+            subscription.update(holding.contextWrite(sink.contextView()).contextWrite(Context.of(HOLD, this))
+                    .subscribe(done -> {}, this::failed, ended::tryEmitEmpty));
+        }
+
+        /**
+         * The body of {@code withLock}: the lock is held until it completes, which is when the method
+         * has ended and the at-least time, counted from the method's subscription, is over.
+         */
+        Mono<Void> granted(ContextView context) {
+            body = context;
+            granted = true;
+            sink.success(this); // subscribes the method
+            return atLeastOver ? release.asMono()
+                    : Mono.when(release.asMono(), Mono.delay(atLeast).doOnNext(tick -> atLeastOver = true));
+        }
+
+        private void failed(Throwable error) {
+            if (!granted) {
+                sink.error(error);
+                return;
+            }
+            lost = error;
+            ended.tryEmitError(error);
+        }
+
+        /** {@code method} cancelled, and failed with the loss, if the hold ends before it does. */
+        <T> Flux<T> guard(Flux<T> method) {
+            // While the method runs the hold can only end by a loss: its release waits for the method.
+            return method.takeUntilOther(ended.asMono().onErrorComplete())
+                    .concatWith(Mono.defer(() -> {
+                        Throwable error = lost;
+                        return error == null ? Mono.<T>empty() : Mono.<T>error(error);
+                    }))
+                    .contextWrite(context -> context.putAll(body));
+        }
+
+        /** The method ended: release, and wait for the release unless it waits for the rest of the at-least time. */
+        Mono<Void> finish() {
+            boolean holdingOn = !atLeastOver && lost == null;
+            release.tryEmitEmpty();
+            return holdingOn ? Mono.empty() : ended.asMono();
+        }
+
+        /** The subscriber cancelled: release at once, in the background, as {@code withLock} does on cancel. */
+        Mono<Void> cancel() {
+            return Mono.fromRunnable(subscription::dispose);
+        }
+    }
+}
