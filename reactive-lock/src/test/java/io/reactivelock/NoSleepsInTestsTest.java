@@ -79,6 +79,8 @@ class NoSleepsInTestsTest {
                     "bodies of random length, some past the TTL, which is what the run is about"),
             new Allowed("io/reactivelock/nemesis/NemesisClient.java", "LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2))",
                     "the client's output thread idles between batches of history lines, on its own thread"),
+            new Allowed("io/reactivelock/nemesis/StallWatch.java", "LockSupport.parkNanos(TICK_NANOS)",
+                    "the stall watch's own tick: how late it wakes measures how long its JVM did not run"),
             new Allowed("io/reactivelock/support/RedisServer.java", "Thread.sleep(duration.toMillis())",
                     "poll interval of the harness's start-up loop, which checks the server's state after each sleep"),
             new Allowed("io/reactivelock/support/TcpProxy.java", "LockSupport.parkNanos(frozen ? POLL_NANOS : wait)",

@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
@@ -22,8 +24,9 @@ import java.util.stream.Collectors;
  * leases are valid and Redis keeps its data</b>. A holder's lease is valid from when its body
  * entered until the earlier of the body's exit and the lease's end as the holder knew it (measured
  * from when the granting or renewing command was sent, so never later than Redis' own expiry). Two
- * such windows of one name must not overlap, unless the lock Redis was restarted empty between the
- * first one's request and the second one's entry. Beyond the lease (a frozen client) and after a
+ * such windows of one name must not overlap, unless a fault that loses locks (the lock Redis
+ * restarted empty, a Sentinel failover) was under way on the name's lock server between the first
+ * one's request and the second one's entry. Beyond the lease (a frozen client) and after a
  * restart-empty only the fencing tokens protect the resource: it must then refuse the stale holder,
  * so no stale write and no lost update are accepted at any time.
  */
@@ -38,13 +41,15 @@ final class Checker {
 
     /** The kinds of violation, each a guarantee the run checks. */
     enum Kind {
-        MUTUAL_EXCLUSION("two holders of one name with valid leases at once, and the lock Redis kept its data since the first"
-                + " was requested"),
+        MUTUAL_EXCLUSION("two holders of one name with valid leases at once, and its lock Redis kept its data since the first"
+                + " was requested (no restart-empty or failover under way on it in between)"),
         FENCING_ORDER("a holder whose grant came before another's request has a fencing token not below the other's"),
         STALE_WRITE("the resource accepted a write whose fencing token is below one it had already seen for the name"),
         LOST_UPDATE("the resource accepted a write that replaced a value other than the one its operation read"),
-        HOLDER_NOT_TOLD("a body kept running past its lease by more than the slack (time its JVM was frozen left out)"),
-        WAITER_STUCK("an acquisition waited past its acquire timeout by more than the slack (time its JVM was frozen left out)"),
+        HOLDER_NOT_TOLD("a body kept running past its lease by more than the slack (time its JVM did not run left out:"
+                + " frozen, or stalled as a process)"),
+        WAITER_STUCK("an acquisition waited past its acquire timeout by more than the slack (time its JVM did not run left"
+                + " out)"),
         OPERATION_HUNG("an operation had not ended " + NemesisClient.DRAIN_TIMEOUT.toSeconds()
                 + " s after its client stopped starting new ones"),
         RENEWAL_AFTER_BODY("a renewal more than the slack after every body of that lock instance and name had ended, or a"
@@ -68,12 +73,15 @@ final class Checker {
     /** One violation: when, on which name (or {@code -}), what, and the operations involved. */
     record Violation(Kind kind, long at, String name, String what, List<String> ops, String cause) {}
 
+    /** One occurrence of something the guarantees allow: when, on which name, the operations involved. */
+    record Example(long at, String name, List<String> ops) {}
+
     /**
-     * What the checker found: the violations, counts of what the guarantees allow (by description),
-     * and the longest overruns the time bounds allowed.
+     * What the checker found: the violations, counts of what the guarantees allow (by description)
+     * with the first occurrence of each, and the longest overruns the time bounds allowed.
      */
-    record Findings(List<Violation> violations, Map<String, Long> allowed, long longestOverrunPastLease,
-            long longestWaitPastTimeout) {
+    record Findings(List<Violation> violations, Map<String, Long> allowed, Map<String, Example> examples,
+            long longestOverrunPastLease, long longestWaitPastTimeout) {
 
         List<Violation> of(Kind kind) {
             return violations.stream().filter(v -> v.kind() == kind).toList();
@@ -91,6 +99,7 @@ final class Checker {
     private final Map<String, Op> opsById = new HashMap<>();
     private final List<Violation> violations = new ArrayList<>();
     private final Map<String, Long> allowed = new TreeMap<>();
+    private final Map<String, Example> examples = new TreeMap<>();
     private long longestOverrunPastLease;
     private long longestWaitPastTimeout;
 
@@ -122,7 +131,7 @@ final class Checker {
 
     private Findings findings() {
         violations.sort(Comparator.comparingLong(Violation::at));
-        return new Findings(List.copyOf(violations), allowed, longestOverrunPastLease, longestWaitPastTimeout);
+        return new Findings(List.copyOf(violations), allowed, examples, longestOverrunPastLease, longestWaitPastTimeout);
     }
 
     private Map<String, List<Op>> enteredByName() {
@@ -132,6 +141,7 @@ final class Checker {
 
     /** Overlapping bodies of one name: each is a violation, or allowed and counted by its cause. */
     private void exclusion() {
+        Set<String> toldNothing = new HashSet<>();
         for (List<Op> ofName : enteredByName().values()) {
             ofName.sort(Comparator.comparingLong(Op::enter));
             List<Op> inside = new ArrayList<>();
@@ -139,14 +149,22 @@ final class Checker {
                 inside.removeIf(a -> a.exit() >= 0 && a.exit() <= b.enter());
                 for (Op a : inside) {
                     long validOverlap = Math.min(a.validEnd(), b.validEnd()) - b.enter();
+                    FaultKind lost = lostLocks(a, b.enter());
                     if (validOverlap <= 0) {
                         count("bodies overlapping while the earlier holder's lease had run out: "
-                                + cause(a, a.validEnd(), b.enter()));
-                    } else if (lockRedisLostData(a.leaseStart(), b.enter())) {
-                        count("valid leases overlapping after the lock Redis was restarted empty");
+                                + cause(a, a.validEnd(), b.enter()), b.enter(), b.name(), a.id(), b.id());
+                    } else if (lost != null) {
+                        count("valid leases overlapping after the lock Redis lost its data: " + lost.label(), b.enter(),
+                                b.name(), a.id(), b.id());
+                        if (a.outcome().equals("ok") && toldNothing.add(a.id())) {
+                            count("bodies that ended `ok` although another holder entered while their lease was valid (their"
+                                    + " lock lost with the lock Redis' data before their next renewal): " + lost.label(), a.exit(),
+                                    a.name(), a.id(), b.id());
+                        }
                     } else if (a.validUntil() - b.enter() <= EXPIRY_GRANULARITY_NANOS) {
                         count("a holder entering at most Redis' expiry granularity ("
-                                + Duration.ofNanos(EXPIRY_GRANULARITY_NANOS).toMillis() + " ms) before the previous lease ended");
+                                + Duration.ofNanos(EXPIRY_GRANULARITY_NANOS).toMillis() + " ms) before the previous lease ended",
+                                b.enter(), b.name(), a.id(), b.id());
                     } else {
                         violations.add(new Violation(Kind.MUTUAL_EXCLUSION, b.enter(), b.name(),
                                 a.id() + " (fence " + a.fence() + ") and " + b.id() + " (fence " + b.fence()
@@ -195,9 +213,10 @@ final class Checker {
             long at = op == null ? -1 : access.write() ? op.writeSent() : op.readAt() >= 0 ? op.readAt() : op.enter();
             String by = op == null ? "" : cause(op, op.enter(), at);
             if (!access.accepted()) {
-                count("stale " + (access.write() ? "writes" : "reads") + " refused by fencing: " + by);
+                count("stale " + (access.write() ? "writes" : "reads") + " refused by fencing: " + by, at, access.name(),
+                        access.op());
             } else if (access.stale() && !access.write()) {
-                count("stale reads accepted (the twin ignores fencing): " + by);
+                count("stale reads accepted (the twin ignores fencing): " + by, at, access.name(), access.op());
             }
             if (access.accepted() && access.write() && access.stale()) {
                 violations.add(new Violation(Kind.STALE_WRITE, at, access.name(), access.op() + " wrote with fencing token "
@@ -225,19 +244,19 @@ final class Checker {
             longestWaitPastTimeout = Math.max(longestWaitPastTimeout, waited - op.timeoutNanos());
             if (waited > op.timeoutNanos() + slack) {
                 violations.add(new Violation(Kind.WAITER_STUCK, gaveUp, op.name(), op.id() + " waited " + millis(waited)
-                        + " (frozen time left out) with an acquire timeout of " + millis(op.timeoutNanos()),
+                        + " (time its JVM did not run left out) with an acquire timeout of " + millis(op.timeoutNanos()),
                         List.of(op.id()), cause(op, op.start(), gaveUp)));
             }
             if (op.outcome().equals("ok") && op.exit() > op.validUntil()) {
                 count("bodies that ended `ok` although their lease had ended before they did (the caller was not told): "
-                        + cause(op, op.validUntil(), op.exit()));
+                        + cause(op, op.validUntil(), op.exit()), op.exit(), op.name(), op.id());
             }
             if (op.entered() && op.exit() >= 0 && op.exit() > op.validUntil()) {
                 long overrun = op.exit() - op.validUntil() - frozen(op.client(), op.validUntil(), op.exit());
                 longestOverrunPastLease = Math.max(longestOverrunPastLease, overrun);
                 if (overrun > slack) {
                     violations.add(new Violation(Kind.HOLDER_NOT_TOLD, op.exit(), op.name(), op.id() + "'s body ran "
-                            + millis(overrun) + " past its lease (frozen time left out)", List.of(op.id()),
+                            + millis(overrun) + " past its lease (time its JVM did not run left out)", List.of(op.id()),
                             cause(op, op.validUntil(), op.exit())));
                 }
             }
@@ -283,8 +302,8 @@ final class Checker {
                     + millis(History.longestTtlNanos() + slack) + " after quiescence", List.of(), ""));
         }
         for (History.Blocking call : history.blocking()) {
-            violations.add(new Violation(Kind.BLOCKING_CALL, call.at(), "-", call.client() + ": " + call.method(), List.of(),
-                    ""));
+            violations.add(new Violation(Kind.BLOCKING_CALL, call.at(), "-", call.client() + ": " + call.method()
+                    + " (its stack follows the event in events.log)", List.of(), ""));
         }
         for (History.ClockCheck check : history.clockChecks()) {
             if (!check.consistent()) {
@@ -311,32 +330,60 @@ final class Checker {
         return found;
     }
 
-    private void count(String what) {
-        allowed.merge(what, 1L, Long::sum);
-    }
-
-    private boolean lockRedisLostData(long from, long to) {
-        return history.faults().stream().anyMatch(f -> f.kind().losesLocks() && f.start() >= from && f.start() <= to);
-    }
-
-    /** How long {@code client} was frozen between {@code from} and {@code to}. */
-    private long frozen(String client, long from, long to) {
-        return history.faults().stream()
-                .filter(f -> f.kind() == FaultKind.CLIENT_PAUSE && f.target().equals(client))
-                .mapToLong(f -> Math.max(0, Math.min(to, f.end()) - Math.max(from, f.start())))
-                .sum();
+    /** Counts what the guarantees allow, keeping its first occurrence (when, on which name, the operations) as an example. */
+    private void count(String what, long at, String name, String... ops) {
+        if (allowed.merge(what, 1L, Long::sum) == 1) {
+            examples.put(what, new Example(at, name, List.of(ops)));
+        }
     }
 
     /**
-     * The fault most likely behind what happened to {@code op} between {@code from} and {@code to}:
-     * a freeze of its own JVM first, then a restart-empty, then the other faults in the order of
-     * {@link FaultKind}; {@code no fault} if none was under way.
+     * A fault that loses locks, under way on {@code a}'s lock server at some time from {@code a}'s
+     * request to {@code to}; null if none.
+     */
+    private FaultKind lostLocks(Op a, long to) {
+        return history.faults().stream()
+                .filter(f -> f.kind().losesLocks() && f.reaches(a) && f.start() <= to && f.end() >= a.leaseStart())
+                .map(Fault::kind).findFirst().orElse(null);
+    }
+
+    /**
+     * How long {@code client}'s JVM did not run between {@code from} and {@code to}: frozen by the
+     * nemesis, or stalled as a process (see {@link StallWatch}; not a stall of its timers alone,
+     * which the library may cause).
+     */
+    private long frozen(String client, long from, long to) {
+        List<long[]> spans = new ArrayList<>();
+        history.faults().stream().filter(f -> f.kind() == FaultKind.CLIENT_PAUSE && f.target().equals(client))
+                .forEach(f -> spans.add(new long[] {f.start(), f.end()}));
+        history.stalls().stream().filter(s -> s.process().equals(client) && s.kind().equals("process"))
+                .forEach(s -> spans.add(new long[] {s.from(), s.to()}));
+        spans.sort(Comparator.comparingLong(span -> span[0]));
+        long total = 0;
+        long covered = from;
+        for (long[] span : spans) {
+            long start = Math.max(covered, span[0]);
+            long end = Math.min(to, span[1]);
+            if (end > start) {
+                total += end - start;
+                covered = end;
+            }
+        }
+        return total;
+    }
+
+
+    /**
+     * The fault most likely behind what happened to {@code op} between {@code from} and {@code to},
+     * among those that reached it: a freeze of its own JVM first, then one that loses locks (under way
+     * from its lease's request on), then the other faults in the order of {@link FaultKind};
+     * {@code no fault} if none was under way.
      */
     private String cause(Op op, long from, long to) {
         return history.faults().stream()
-                .filter(f -> f.kind() != FaultKind.CLIENT_PAUSE || f.target().equals(op.client()))
-                .filter(f -> f.kind() == FaultKind.REDIS_RESTART_EMPTY && op.leaseStart() >= 0
-                        ? f.start() >= op.leaseStart() && f.start() <= to
+                .filter(f -> f.reaches(op))
+                .filter(f -> f.kind().losesLocks() && op.leaseStart() >= 0
+                        ? f.start() <= to && f.end() >= op.leaseStart()
                         : f.start() <= to && f.end() >= from)
                 .map(Fault::kind)
                 .min(Comparator.comparingInt((FaultKind k) -> k == FaultKind.CLIENT_PAUSE ? -1 : k.ordinal()))

@@ -23,12 +23,13 @@ import java.util.List;
  * @param leftAtQuiescence lock keys (not fencing records) present at quiescence
  * @param leftBehind lock keys still present one longest TTL plus the slack after quiescence
  * @param clockChecks for each client, the parent's stamps around its first event and the event's own
+ * @param stalls every stall of a client JVM or of the parent (see {@link StallWatch})
  */
 record History(Settings settings, String redisVersion, long nemesisStart, long nemesisEnd, long quiescent, long keysGone,
         long end,
         List<Op> ops, List<Access> accesses, List<Fault> faults, List<Renewal> renewals, List<Loss> losses,
         List<Blocking> blocking, List<Quiescence> quiescence, List<String> leftAtQuiescence, List<String> leftBehind,
-        List<ClockCheck> clockChecks) {
+        List<ClockCheck> clockChecks, List<Stall> stalls) {
 
     /**
      * One operation: acquire (from {@code start}), body from {@code enter} to {@code exit} under a lease
@@ -71,14 +72,23 @@ record History(Settings settings, String redisVersion, long nemesisStart, long n
         }
     }
 
-    /** One fault: {@code target} is {@code lock-redis}, {@code proxy} or a client's name. */
-    record Fault(FaultKind kind, String target, long start, long end, String detail) {}
+    /** One fault: {@code target} is {@code lock-redis}, {@code proxy}, {@code sentinel} or a client's name. */
+    record Fault(FaultKind kind, String target, long start, long end, String detail) {
+
+        /** Whether it reached {@code op}: acted on the lock server of its name, or froze its JVM. */
+        boolean reaches(Op op) {
+            return kind.reaches(target, op.name(), op.client());
+        }
+    }
 
     record Renewal(String client, int instance, String name, long at) {}
 
     record Loss(String client, int instance, String name, long at, String cause) {}
 
     record Blocking(String client, long at, String method) {}
+
+    /** A stall of {@code process} (a client's name, or {@code parent}): {@code process} or {@code timers}, see {@link StallWatch}. */
+    record Stall(String process, String kind, long from, long to, long gcMillis) {}
 
     /** A client's state once drained: its locks' {@code activeLeases()} and operations still under way. */
     record Quiescence(String client, long at, String activeLeases, int hung) {}

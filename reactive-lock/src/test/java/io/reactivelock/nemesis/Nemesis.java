@@ -1,8 +1,10 @@
 package io.reactivelock.nemesis;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.nemesis.History.Fault;
+import io.reactivelock.support.RedisSentinelSet;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import java.io.IOException;
@@ -11,13 +13,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The fault injector of a nemesis run: three lanes, each a thread that waits a random gap, injects
+ * The fault injector of a nemesis run: four lanes, each a thread that waits a random gap, injects
  * one random fault of its own kinds for a random time, heals it and starts over, so that faults of
  * different lanes overlap at random.
  * <ul>
@@ -25,6 +28,9 @@ import java.util.function.LongSupplier;
  *   <li>the network, at the proxy every client connects through: latency, replies dropped (then
  *       the connections cut, as a real network failure would end), traffic frozen, connections cut
  *       and refused;
+ *   <li>the Sentinel-watched lock Redis: {@code SENTINEL FAILOVER} to its replica while the master is
+ *       up, as an operator would; the clients stay on the old master until the Sentinels demote it
+ *       (some ten seconds later), and what it granted after the replica's promotion is lost then;
  *   <li>the clients: one JVM frozen, preferably one about to write under a lock on a hot name, then
  *       past the longest TTL (so that the freeze lands between its read and its write and its lease
  *       runs out: Martin Kleppmann's paused client, where a stale holder does harm).
@@ -52,9 +58,17 @@ final class Nemesis {
     private static final Duration LONGEST_GAP = Duration.ofMillis(3000);
     /** Client freezes come more often: a frozen holder is the one fault that fencing alone must absorb. */
     private static final Duration LONGEST_CLIENT_GAP = Duration.ofMillis(1500);
+    /** The first failover comes early, so that a short run has one. */
+    private static final Duration LONGEST_FIRST_FAILOVER_GAP = Duration.ofMillis(2000);
+    /** Between failovers, which last some ten seconds each, the Sentinel's names get long spells without a fault. */
+    private static final Duration SHORTEST_FAILOVER_GAP = Duration.ofSeconds(5);
+    private static final Duration LONGEST_FAILOVER_GAP = Duration.ofSeconds(30);
+    private static final Duration DEMOTION_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration LANE_STOP_TIMEOUT = Duration.ofSeconds(120);
 
     private final RedisServer redis;
     private final TcpProxy proxy;
+    private final RedisSentinelSet sentinels;
     private final Clients clients;
     private final LongSupplier clock;
     private final long seed;
@@ -62,23 +76,33 @@ final class Nemesis {
     private final List<Fault> faults = new ArrayList<>();
     private final List<Thread> lanes = new ArrayList<>();
     private final List<RuntimeException> failures = new ArrayList<>();
+    /** The master the nemesis last saw the Sentinels name, and when (the run's time). */
+    private RedisServer sentinelMaster;
+    private long sentinelMasterSeen;
 
     /** A nemesis over these targets; {@code clock} gives the run's time, in nanoseconds since its origin. */
-    Nemesis(RedisServer redis, TcpProxy proxy, Clients clients, LongSupplier clock, long seed) {
+    Nemesis(RedisServer redis, TcpProxy proxy, RedisSentinelSet sentinels, Clients clients, LongSupplier clock, long seed) {
         this.redis = redis;
         this.proxy = proxy;
+        this.sentinels = sentinels;
         this.clients = clients;
         this.clock = clock;
         this.seed = seed;
     }
 
-    /** Starts the three lanes. */
+    /** Starts the four lanes. */
     void start() {
-        lane("nemesis-redis", 1, LONGEST_GAP, random -> pick(random, FaultKind.REDIS_RESTART_EMPTY, FaultKind.REDIS_PAUSE,
+        sentinelMaster = sentinels.currentMaster();
+        sentinelMasterSeen = clock.getAsLong();
+        Gap gap = (random, first) -> between(random, SHORTEST_GAP, LONGEST_GAP);
+        lane("nemesis-redis", 1, gap, random -> pick(random, FaultKind.REDIS_RESTART_EMPTY, FaultKind.REDIS_PAUSE,
                 FaultKind.SCRIPT_FLUSH, FaultKind.CLIENT_KILL));
-        lane("nemesis-network", 2, LONGEST_GAP, random -> pick(random, FaultKind.PROXY_LATENCY, FaultKind.PROXY_DROP,
+        lane("nemesis-network", 2, gap, random -> pick(random, FaultKind.PROXY_LATENCY, FaultKind.PROXY_DROP,
                 FaultKind.PROXY_FREEZE, FaultKind.PROXY_CUT));
-        lane("nemesis-clients", 3, LONGEST_CLIENT_GAP, random -> FaultKind.CLIENT_PAUSE);
+        lane("nemesis-clients", 3, (random, first) -> between(random, SHORTEST_GAP, LONGEST_CLIENT_GAP),
+                random -> FaultKind.CLIENT_PAUSE);
+        lane("nemesis-sentinel", 4, (random, first) -> first ? between(random, SHORTEST_GAP, LONGEST_FIRST_FAILOVER_GAP)
+                : between(random, SHORTEST_FAILOVER_GAP, LONGEST_FAILOVER_GAP), random -> FaultKind.SENTINEL_FAILOVER);
     }
 
     /**
@@ -88,8 +112,10 @@ final class Nemesis {
     void stopAndHeal() throws InterruptedException {
         stop.countDown();
         for (Thread lane : lanes) {
-            lane.join(TimeUnit.SECONDS.toMillis(30));
+            // A failover under way ends when the Sentinels have demoted the old master.
+            lane.join(LANE_STOP_TIMEOUT.toMillis());
         }
+        noticeFailoverNotInjected();
         proxy.latency(Duration.ZERO);
         proxy.unfreeze();
         proxy.refuseConnections(false);
@@ -112,6 +138,13 @@ final class Nemesis {
         }
     }
 
+    /** Whether a lane failed (it stopped; {@link #stopAndHeal()} throws what it failed with). */
+    boolean failed() {
+        synchronized (failures) {
+            return !failures.isEmpty();
+        }
+    }
+
     /** The faults injected so far, in the order they started. */
     List<Fault> faults() {
         synchronized (faults) {
@@ -125,11 +158,17 @@ final class Nemesis {
         FaultKind next(Random random);
     }
 
-    private void lane(String name, int index, Duration longestGap, Chooser chooser) {
+    private interface Gap {
+        Duration next(Random random, boolean first);
+    }
+
+    private void lane(String name, int index, Gap gap, Chooser chooser) {
         Random random = new Random(seed * 31 + index);
         Thread lane = new Thread(() -> {
             try {
-                while (!hold(between(random, SHORTEST_GAP, longestGap))) {
+                boolean first = true;
+                while (!hold(gap.next(random, first))) {
+                    first = false;
                     inject(chooser.next(random), random);
                 }
             } catch (RuntimeException e) {
@@ -216,6 +255,20 @@ final class Nemesis {
                 }
                 record(kind, "proxy", start, "");
             }
+            case SENTINEL_FAILOVER -> {
+                noticeFailoverNotInjected();
+                RedisServer old = sentinels.currentMaster();
+                long sent = sentinels.failOver();
+                long begun = clock.getAsLong() - (System.nanoTime() - sent);
+                long promoted = clock.getAsLong();
+                awaitDemoted(old);
+                record(kind, "sentinel", begun, String.format(Locale.ROOT, "master :%d replaced after %.1f s, demoted after"
+                        + " %.1f s", old.port(), (promoted - begun) / 1e9, (clock.getAsLong() - begun) / 1e9));
+                synchronized (this) {
+                    sentinelMaster = sentinels.currentMaster();
+                    sentinelMasterSeen = clock.getAsLong();
+                }
+            }
             case CLIENT_PAUSE -> {
                 String target = clients.aboutToWrite(Duration.ofMillis(20).toNanos());
                 boolean writer = target != null;
@@ -235,6 +288,32 @@ final class Nemesis {
             }
             default -> throw new IllegalStateException("no injection for " + kind);
         }
+    }
+
+    /**
+     * Records as a fault a failover the Sentinels made on their own since the nemesis last looked
+     * (their master unanswered for a second on a loaded machine, say): from that look until the
+     * old master is demoted.
+     */
+    private synchronized void noticeFailoverNotInjected() {
+        RedisServer now = sentinels.currentMaster();
+        if (now != sentinelMaster) {
+            awaitDemoted(sentinelMaster);
+            record(FaultKind.SENTINEL_FAILOVER, "sentinel", sentinelMasterSeen, "not injected: the Sentinels failed over"
+                    + " on their own from :" + sentinelMaster.port());
+            sentinelMaster = now;
+        }
+        sentinelMasterSeen = clock.getAsLong();
+    }
+
+    /** Waits until the Sentinels have made {@code old} a replica of the new master, in sync. */
+    private static void awaitDemoted(RedisServer old) {
+        await("the Sentinels to demote the old master " + old).atMost(DEMOTION_TIMEOUT).pollInterval(Duration.ofMillis(50))
+                .ignoreExceptions()
+                .until(() -> {
+                    String replication = old.call("INFO", "replication");
+                    return replication.contains("role:slave") && replication.contains("master_link_status:up");
+                });
     }
 
     private void record(FaultKind kind, String target, long start, String detail) {

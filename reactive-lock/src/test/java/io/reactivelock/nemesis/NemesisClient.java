@@ -19,6 +19,7 @@ import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.support.RedisSentinelSet;
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -32,6 +33,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -40,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Flux;
@@ -48,22 +51,25 @@ import reactor.core.publisher.Mono;
 /**
  * One client JVM of the nemesis run, forked by {@link NemesisRun}. It connects to the lock's Redis
  * (through the nemesis' proxy) and to the resource's Redis, makes {@code instances} locks on one
- * Lettuce client (even ones non-fair, odd ones fair), and runs {@code workers} chains of
- * operations until told to stop. An operation picks a name (half of them one of a few hot names,
- * the rest one of many cold ones; names ending in {@code -fair} are used only by fair instances),
+ * Lettuce client (even ones non-fair, odd ones fair), two more (non-fair, fair) on a Lettuce client
+ * of the Sentinel-watched Redis, and runs {@code workers} chains of operations until told to stop.
+ * An operation picks a name (half of them one of a few hot names, the rest one of many cold ones;
+ * names ending in {@code -fair} are used only by fair instances; one operation in
+ * {@value #SENTINEL_SHARE_PERCENT} picks a name of the Sentinel's, {@code hot-s*} or {@code cold-s*}),
  * a TTL, an acquire timeout and a body length (some past the TTL), may be cancelled at a random
  * moment, and under the lock reads the name's counter at the {@link Resource} (both twins), waits for
  * the body length and writes it plus one, passing its fencing token every time.
  *
  * <p>Every event goes to standard output as a {@link Line} stamped with {@link System#nanoTime()}
  * (see {@link NemesisRun} for why those stamps compare across JVMs); reactive threads only queue
- * lines, and a thread of its own prints them. Standard input carries {@code stop} (start no new
- * operation, finish those under way, report) and {@code exit}; its end (the parent died) ends the
- * JVM. BlockHound is installed, and a blocking call on a reactive thread is reported as an event.
+ * lines, and a thread of its own prints them; a {@link StallWatch} reports the JVM's stalls.
+ * Standard input carries {@code stop} (start no new operation, finish those under way, report) and
+ * {@code exit}; its end (the parent died) ends the JVM. BlockHound is installed, and a blocking call
+ * on a reactive thread is reported as an event.
  *
  * <p>Arguments, as {@code key=value}: {@code client} (its name), {@code lock} and {@code resource}
- * (ports on 127.0.0.1), {@code instances}, {@code workers}, {@code hot} and {@code cold} (numbers
- * of names).
+ * (ports on 127.0.0.1), {@code sentinels} (the Sentinels' ports, comma-separated), {@code instances},
+ * {@code workers}, {@code hot} and {@code cold} (numbers of names).
  */
 public final class NemesisClient {
 
@@ -77,14 +83,21 @@ public final class NemesisClient {
     static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
     private static final double CANCEL_PROBABILITY = 0.1;
     private static final double HOT_PROBABILITY = 0.5;
+    /** The share of operations on the Sentinel-watched Redis, whose only fault is a failover. */
+    static final int SENTINEL_SHARE_PERCENT = 20;
+    private static final int SENTINEL_HOT = 2;
+    private static final int SENTINEL_COLD = 40;
     /** The longest pause of a worker between two operations, which bounds the load on a 2-core machine. */
     private static final long THINK_MILLIS = 100;
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(1);
 
     private final String client;
+    /** The locks on the proxied Redis, then two (non-fair, fair) on the Sentinel-watched one. */
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
     private final List<String> hotNames = new ArrayList<>();
     private final List<String> coldNames = new ArrayList<>();
+    private final List<String> sentinelHotNames = new ArrayList<>();
+    private final List<String> sentinelColdNames = new ArrayList<>();
     private final RedisReactiveCommands<String, String> resource;
     private final String script;
     private final Map<String, Op> underWay = new ConcurrentHashMap<>();
@@ -103,6 +116,17 @@ public final class NemesisClient {
         for (int i = 0; i < cold; i++) {
             coldNames.add(i % 4 == 3 ? "cold-" + i + "-fair" : "cold-" + i);
         }
+        for (int i = 0; i < SENTINEL_HOT; i++) {
+            sentinelHotNames.add(i % 2 == 1 ? "hot-s" + i + "-fair" : "hot-s" + i);
+        }
+        for (int i = 0; i < SENTINEL_COLD; i++) {
+            sentinelColdNames.add(i % 4 == 3 ? "cold-s" + i + "-fair" : "cold-s" + i);
+        }
+    }
+
+    /** Whether {@code name} is one of those locked on the Sentinel-watched Redis. */
+    static boolean viaSentinel(String name) {
+        return name.startsWith("hot-s") || name.startsWith("cold-s");
     }
 
     public static void main(String[] args) throws Exception {
@@ -115,13 +139,25 @@ public final class NemesisClient {
         BlockHound.builder().loadIntegrations()
                 .blockingMethodCallback(method -> {
                     emit(Line.of("BLOCKING", "client", name, "t", System.nanoTime(),
-                            "method", method.toString().replace(' ', '_')));
+                            "method", method.toString().replace(' ', '_'),
+                            "thread", Thread.currentThread().getName().replace(' ', '_')));
+                    // Where it came from, as plain lines (not events) that follow it in the run's events.log.
+                    for (StackTraceElement frame : Thread.currentThread().getStackTrace()) {
+                        emit("  at " + frame);
+                    }
                     throw new BlockingOperationError(method);
                 })
                 .install();
         Thread printer = new Thread(NemesisClient::print, "nemesis-printer");
         printer.start();
         emit(Line.of("HELLO", "client", name, "t", System.nanoTime()));
+        StallWatch.start((kind, from, to, gcMillis, stacks) -> {
+            emit(Line.of("STALL", "client", name, "kind", kind, "from", from, "to", to, "gc", gcMillis));
+            if (!stacks.isEmpty()) {
+                System.err.println("nemesis: Reactor's timers stalled for " + (to - from) / 1_000_000 + " ms; its threads and"
+                        + " Lettuce's then:\n" + stacks);
+            }
+        });
 
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch exit = new CountDownLatch(1);
@@ -132,22 +168,30 @@ public final class NemesisClient {
         ClientResources resources = ClientResources.builder()
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(5), Duration.ofMillis(500), 2, TimeUnit.MILLISECONDS))
                 .build();
-        RedisClient redis = RedisClient.create(resources, RedisURI.create("127.0.0.1", Integer.parseInt(arguments.get("lock"))));
-        redis.setOptions(ClientOptions.builder()
+        ClientOptions options = ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .build());
+                .build();
+        RedisClient redis = RedisClient.create(resources, RedisURI.create("127.0.0.1", Integer.parseInt(arguments.get("lock"))));
+        redis.setOptions(options);
+        RedisURI.Builder sentinelUri = null;
+        for (String port : arguments.get("sentinels").split(",")) {
+            sentinelUri = sentinelUri == null ? RedisURI.Builder.sentinel("127.0.0.1", Integer.parseInt(port),
+                    RedisSentinelSet.MASTER_NAME)
+                    : sentinelUri.withSentinel("127.0.0.1", Integer.parseInt(port));
+        }
+        RedisClient viaSentinel = RedisClient.create(resources, sentinelUri.build());
+        viaSentinel.setOptions(options);
         StatefulRedisConnection<String, String> resourceConnection = redis.connect(StringCodec.UTF8,
                 RedisURI.create("127.0.0.1", Integer.parseInt(arguments.get("resource"))));
         String sha = resourceConnection.sync().scriptLoad(Resource.SCRIPT);
         NemesisClient self = new NemesisClient(name, resourceConnection.reactive(), sha,
                 Integer.parseInt(arguments.get("hot")), Integer.parseInt(arguments.get("cold")));
         int instances = Integer.parseInt(arguments.get("instances"));
-        for (int i = 0; i < instances; i++) {
-            int instance = i;
-            self.locks.add(ReactiveRedisLock.create(redis, LockOptions.builder()
+        for (int i = 0; i < instances + 2; i++) {
+            self.locks.add(ReactiveRedisLock.create(i < instances ? redis : viaSentinel, LockOptions.builder()
                     .fair(i % 2 == 1)
                     .commandTimeout(COMMAND_TIMEOUT)
-                    .listener(self.listener(instance))
+                    .listener(self.listener(i))
                     .build()));
         }
         emit(Line.of("READY", "client", name, "t", System.nanoTime()));
@@ -175,6 +219,7 @@ public final class NemesisClient {
         }
         resourceConnection.close();
         redis.shutdown();
+        viaSentinel.shutdown();
         resources.shutdown();
         emit(Line.of("BYE", "client", name, "t", System.nanoTime()));
         OUT.add("");
@@ -200,11 +245,14 @@ public final class NemesisClient {
     /** One operation: never fails, and emits its record when it ends. */
     private Mono<Void> operation() {
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        boolean hot = random.nextDouble() < HOT_PROBABILITY;
-        String name = hot ? hotNames.get(random.nextInt(hotNames.size())) : coldNames.get(random.nextInt(coldNames.size()));
+        boolean sentinel = random.nextInt(100) < SENTINEL_SHARE_PERCENT;
+        List<String> names = random.nextDouble() < HOT_PROBABILITY ? sentinel ? sentinelHotNames : hotNames
+                : sentinel ? sentinelColdNames : coldNames;
+        String name = names.get(random.nextInt(names.size()));
         boolean fair = name.endsWith("-fair");
-        // Even instances are non-fair, odd ones fair: pick one of the name's mode.
-        int instance = 2 * random.nextInt(locks.size() / 2) + (fair ? 1 : 0);
+        // Even instances are non-fair, odd ones fair: pick one of the name's mode (the Sentinel's: the last two).
+        int proxied = locks.size() - 2;
+        int instance = (sentinel ? proxied : 2 * random.nextInt(proxied / 2)) + (fair ? 1 : 0);
         Duration ttl = TTLS.get(random.nextInt(TTLS.size()));
         Duration acquireTimeout = ACQUIRE_TIMEOUTS.get(random.nextInt(ACQUIRE_TIMEOUTS.size()));
         double kind = random.nextDouble();
@@ -228,6 +276,8 @@ public final class NemesisClient {
             run = run.takeUntilOther(Mono.delay(Duration.ofMillis(cancelMillis)));
         }
         return run.doFinally(signal -> {
+                    // Cancelled before it was subscribed (a cancel due at once) if nothing else ended it.
+                    op.ended("cancelled");
                     underWay.remove(op.id);
                     emit(op.line(op.outcome, op.end));
                 })
@@ -258,8 +308,8 @@ public final class NemesisClient {
                                 }));
                     })
                     .then()
-                    .doOnTerminate(() -> op.exited(lease))
-                    .doOnCancel(() -> op.exited(lease));
+                    .doOnTerminate(op::exited)
+                    .doOnCancel(op::exited);
         });
     }
 
@@ -364,6 +414,7 @@ public final class NemesisClient {
         volatile long validUntil = -1;
         volatile long end = -1;
         volatile String outcome = "none";
+        private @Nullable LockLease lease;
 
         Op(String id, int instance, String name, boolean fair, Duration ttl, Duration acquireTimeout, long bodyMillis,
                 long cancelMillis) {
@@ -377,24 +428,33 @@ public final class NemesisClient {
             this.cancelMillis = cancelMillis;
         }
 
-        void entered(LockLease lease) {
+        synchronized void entered(LockLease lease) {
+            this.lease = lease;
             enter = System.nanoTime();
             fence = lease.fencingToken();
             // Before the first renewal the lease runs one TTL from when its grant was requested.
             leaseStart = lease.validUntilNanos() - ttl.toNanos();
         }
 
-        synchronized void exited(LockLease lease) {
+        synchronized void exited() {
             if (exit < 0) {
                 exit = System.nanoTime();
-                validUntil = lease.validUntilNanos();
+                validUntil = Objects.requireNonNull(lease).validUntilNanos();
             }
         }
 
+        /**
+         * {@code withLock} ended {@code how}; a body it entered has exited by then, even if its own
+         * signal did not reach {@link #exited} (a cancel racing with its subscription, seen once in
+         * a soak).
+         */
         synchronized void ended(String how) {
             if (end < 0) {
                 end = System.nanoTime();
                 outcome = how;
+                if (lease != null) {
+                    exited();
+                }
             }
         }
 

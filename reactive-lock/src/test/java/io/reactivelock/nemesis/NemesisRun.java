@@ -10,6 +10,8 @@ import io.reactivelock.nemesis.History.Loss;
 import io.reactivelock.nemesis.History.Op;
 import io.reactivelock.nemesis.History.Quiescence;
 import io.reactivelock.nemesis.History.Renewal;
+import io.reactivelock.nemesis.History.Stall;
+import io.reactivelock.support.RedisSentinelSet;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import java.io.BufferedReader;
@@ -28,9 +30,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
- * One nemesis run: starts the lock Redis (behind a {@link TcpProxy}) and the resource Redis, forks
+ * One nemesis run: starts the lock Redis (behind a {@link TcpProxy}), a second lock Redis watched by
+ * Sentinels (a {@link RedisSentinelSet}, reached through them) and the resource Redis, forks
  * the client JVMs ({@link NemesisClient}), lets the {@link Nemesis} inject faults for the run's
  * duration, heals, lets the clients finish, checks what locks are left, and returns the
  * {@link History}. Every server and client is stopped when it returns or fails.
@@ -68,6 +73,7 @@ final class NemesisRun {
     private final List<Blocking> blocking = Collections.synchronizedList(new ArrayList<>());
     private final List<Quiescence> quiescence = Collections.synchronizedList(new ArrayList<>());
     private final List<ClockCheck> clockChecks = Collections.synchronizedList(new ArrayList<>());
+    private final List<Stall> stalls = Collections.synchronizedList(new ArrayList<>());
     private final Writer events;
     private final Thread killClients = new Thread(this::stopClients, "nemesis-kill-clients");
 
@@ -87,9 +93,12 @@ final class NemesisRun {
     static History run(Settings settings, Path directory) throws Exception {
         NemesisRun run = new NemesisRun(settings, directory);
         Runtime.getRuntime().addShutdownHook(run.killClients);
+        StallWatch watch = StallWatch.start((kind, from, to, gcMillis, stacks) ->
+                run.stalls.add(new Stall("parent", kind, run.relative(from), run.relative(to), gcMillis)));
         try {
             return run.go();
         } finally {
+            watch.close();
             run.stopClients();
             Runtime.getRuntime().removeShutdownHook(run.killClients);
             run.events.close();
@@ -106,10 +115,13 @@ final class NemesisRun {
 
     private History go() throws Exception {
         try (RedisServer lockRedis = RedisServer.start();
+                RedisSentinelSet sentinels = RedisSentinelSet.start();
                 RedisServer resource = RedisServer.start();
                 TcpProxy proxy = TcpProxy.to(lockRedis)) {
+            String sentinelPorts = sentinels.uri().getSentinels().stream().map(uri -> Integer.toString(uri.getPort()))
+                    .collect(Collectors.joining(","));
             for (int i = 0; i < settings.clients(); i++) {
-                Client client = new Client("c" + i, proxy.port(), resource.port());
+                Client client = new Client("c" + i, proxy.port(), sentinelPorts, resource.port());
                 synchronized (clients) {
                     clients.add(client);
                 }
@@ -123,13 +135,14 @@ final class NemesisRun {
             }
 
             long nemesisStart = now();
-            Nemesis nemesis = new Nemesis(lockRedis, proxy, nemesisTargets(), this::now, settings.seed());
+            Nemesis nemesis = new Nemesis(lockRedis, proxy, sentinels, nemesisTargets(), this::now, settings.seed());
             nemesis.start();
             try {
                 long longest = settings.duration().plus(settings.extension()).toNanos();
                 await("the run's duration").atMost(settings.duration().plus(settings.extension()).plusMinutes(1))
                         .pollInterval(Duration.ofMillis(250))
-                        .until(() -> clients.stream().anyMatch(c -> !c.process.isAlive()) || now() - nemesisStart >= longest
+                        .until(() -> clients.stream().anyMatch(c -> !c.process.isAlive()) || nemesis.failed()
+                                || now() - nemesisStart >= longest
                                 || now() - nemesisStart >= settings.duration().toNanos()
                                         && (settings.extension().isZero() || controlCaughtAFrozenWriter(resource, nemesis)));
             } finally {
@@ -146,11 +159,11 @@ final class NemesisRun {
                     .pollInterval(Duration.ofMillis(20))
                     .until(() -> quiescence.size() == clients.size());
             long quiescent = now();
-            List<String> leftAtQuiescence = lockKeys(lockRedis);
+            List<String> leftAtQuiescence = lockKeys(lockRedis, sentinels);
             long settled = quiescent + History.longestTtlNanos() + settings.slack().toNanos();
             await("lock keys to go").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> lockKeys(lockRedis).isEmpty() || now() >= settled);
-            List<String> leftBehind = lockKeys(lockRedis);
+                    .until(() -> lockKeys(lockRedis, sentinels).isEmpty() || now() >= settled);
+            List<String> leftBehind = lockKeys(lockRedis, sentinels);
             long keysGone = leftBehind.isEmpty() ? now() : -1;
             String redisVersion = lockRedis.call("INFO", "server").lines().filter(line -> line.startsWith("redis_version:"))
                     .map(line -> line.substring("redis_version:".length())).findFirst().orElse("?");
@@ -166,7 +179,7 @@ final class NemesisRun {
             }
             return new History(settings, redisVersion, nemesisStart, nemesisEnd, quiescent, keysGone, now(), List.copyOf(ops),
                     accesses(resource), nemesis.faults(), List.copyOf(renewals), List.copyOf(losses), List.copyOf(blocking),
-                    List.copyOf(quiescence), leftAtQuiescence, leftBehind, List.copyOf(clockChecks));
+                    List.copyOf(quiescence), leftAtQuiescence, leftBehind, List.copyOf(clockChecks), List.copyOf(stalls));
         }
     }
 
@@ -176,7 +189,7 @@ final class NemesisRun {
      */
     private boolean controlCaughtAFrozenWriter(RedisServer resource, Nemesis nemesis) {
         History sofar = new History(settings, "?", 0, now(), now(), -1, now(), List.copyOf(ops), accesses(resource),
-                nemesis.faults(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
+                nemesis.faults(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
         return Checker.control(sofar).staleWritesDuring(FaultKind.CLIENT_PAUSE) > 0;
     }
 
@@ -212,10 +225,14 @@ final class NemesisRun {
         };
     }
 
-    /** Keys of the locks (the lock itself, its line, waiters and sleepers), leaving out fencing records. */
-    private static List<String> lockKeys(RedisServer redis) {
-        List<Object> keys = redis.callList("KEYS", "lock:*");
-        return keys.stream().map(String::valueOf).filter(key -> !key.endsWith(":fence")).sorted().toList();
+    /**
+     * Keys of the locks (the lock itself, its line, waiters and sleepers) on both lock servers (the
+     * Sentinels' current master), leaving out fencing records.
+     */
+    private static List<String> lockKeys(RedisServer redis, RedisSentinelSet sentinels) {
+        return Stream.of(redis, sentinels.currentMaster())
+                .flatMap(server -> server.callList("KEYS", "lock:*").stream())
+                .map(String::valueOf).filter(key -> !key.endsWith(":fence")).sorted().toList();
     }
 
     private static List<Access> accesses(RedisServer resource) {
@@ -296,7 +313,7 @@ final class NemesisRun {
         final Map<String, WriteDue> writesDue = new ConcurrentHashMap<>();
         volatile boolean ready;
 
-        Client(String name, int lockPort, int resourcePort) throws IOException {
+        Client(String name, int lockPort, String sentinelPorts, int resourcePort) throws IOException {
             this.name = name;
             this.log = directory.resolve(name + ".log");
             List<String> command = new ArrayList<>(DIE_WITH_PARENT);
@@ -305,7 +322,7 @@ final class NemesisRun {
             command.addAll(CLIENT_JVM_OPTIONS);
             command.add("-Dredis.server=" + System.getProperty("redis.server", "embedded"));
             command.addAll(List.of(NemesisClient.class.getName(), "client=" + name, "lock=" + lockPort,
-                    "resource=" + resourcePort, "instances=" + settings.instances(), "workers=" + settings.workers(),
+                    "sentinels=" + sentinelPorts, "resource=" + resourcePort, "instances=" + settings.instances(), "workers=" + settings.workers(),
                     "hot=" + settings.hot(), "cold=" + settings.cold()));
             long before = System.nanoTime();
             this.process = new ProcessBuilder(command).redirectError(log.toFile()).start();
@@ -351,6 +368,8 @@ final class NemesisRun {
                 case "BLOCKING" -> blocking.add(new Blocking(name, relative(line.number("t")), line.text("method")));
                 case "QUIESCENT" -> quiescence.add(new Quiescence(name, relative(line.number("t")), line.text("activeLeases"),
                         (int) line.number("hung")));
+                case "STALL" -> stalls.add(new Stall(name, line.text("kind"), relative(line.number("from")),
+                        relative(line.number("to")), line.number("gc")));
                 case "BYE" -> { }
                 default -> log("parent: unknown event from " + name + ": " + line);
             }

@@ -26,7 +26,8 @@ import java.util.stream.Collectors;
 /**
  * Writes a run's report into its directory: {@code report.md} (what ran, operations, faults by
  * kind, violations by kind, what the guarantees allow, each violation with the slice of history
- * around it, and the same for the negative control), {@code timeline.svg} (the whole run),
+ * around it, the first occurrence of each thing the guarantees allow with its slice, and the same
+ * for the negative control), {@code timeline.svg} (the whole run),
  * {@code close-up-N.svg} / {@code control-close-up-N.svg} (a few seconds around the first ones),
  * {@code faults.log} and {@code resource.log} (every fault, every access to the resource).
  */
@@ -112,21 +113,23 @@ final class Report {
         md.append("# Nemesis run\n\n");
         md.append(verdict(findings)).append("\n\n").append(controlVerdict(history, control)).append("\n\n");
         md.append(String.format(Locale.ROOT, "Faults for %.1f s (asked: %s%s; the whole run took %.1f s); %d client JVMs x %d"
-                        + " lock instances (half fair) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed"
-                        + " %d; slack on time bounds %d ms; lock and resource on redis-server %s.%n%n",
+                        + " lock instances (half fair; %d%% of the operations on %d more, non-fair and fair, through the"
+                        + " Sentinels) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed %d; slack on time bounds %d ms; lock and resource on redis-server %s.%n%n",
                 (history.nemesisEnd() - history.nemesisStart()) / 1e9, s.duration(), s.extension().isZero() ? ""
                         : ", then until the negative control caught a frozen writer, at most " + s.extension() + " more",
-                history.end() / 1e9, s.clients(), s.instances(), s.workers(), s.hot(), s.cold(), s.seed(), s.slack().toMillis(),
+                history.end() / 1e9, s.clients(), s.instances(), NemesisClient.SENTINEL_SHARE_PERCENT, 2, s.workers(), s.hot(), s.cold(), s.seed(), s.slack().toMillis(),
                 history.redisVersion()));
         md.append(String.format(Locale.ROOT, "Again (the seed repeats the schedule of faults, not the timing of the clients):"
-                        + " `./mvnw -B -Psoak -pl reactive-lock verify -Dnemesis.duration=%s -Dnemesis.seed=%d`%n%n",
+                        + " `./mvnw -B -Psoak -pl reactive-lock -am verify -Dnemesis.duration=%s -Dnemesis.seed=%d`%n%n",
                 s.duration(), s.seed()));
 
         md.append("## What is checked\n\n");
         md.append("The library promises mutual exclusion while a holder's lease is valid and the lock Redis keeps its data;"
                 + " a lease is valid from the body's entry to the earlier of its exit and the lease's end as the holder knew"
                 + " it (counted from when the granting or renewing command was sent). After Redis lost its data (killed and"
-                + " restarted empty) or once a holder outlived its lease (its JVM frozen), two bodies may overlap: then the"
+                + " restarted empty; a Sentinel failover, during which the old master still grants locks to the clients"
+                + " connected to it until it is demoted, and the new master never learns of them) or once a holder"
+                + " outlived its lease (its JVM frozen), two bodies may overlap: then the"
                 + " fencing tokens must protect the resource, which refuses a token below the highest it has seen for the name"
                 + " (reads included), so it never accepts a stale write nor loses an update. The resource keeps each counter"
                 + " twice: the fenced twin (checked for the guarantees) and an unfenced twin that accepts every token, the"
@@ -139,6 +142,7 @@ final class Report {
 
         operations();
         faults();
+        stalls();
 
         md.append("\n## Violations by kind\n\n| kind | count |\n| --- | ---: |\n");
         for (Kind kind : Kind.values()) {
@@ -156,7 +160,8 @@ final class Report {
                         : history.leftAtQuiescence().size() + (history.keysGone() < 0
                                 ? ", some still there after the longest TTL plus the slack"
                                 : ", all gone " + Checker.millis(history.keysGone() - history.quiescent()) + " later")));
-        md.append(String.format(Locale.ROOT, "%nLongest a body ran past its lease (its JVM's frozen time left out): %s;"
+        md.append(String.format(Locale.ROOT, "%nLongest a body ran past its lease (time its JVM did not run left out: frozen by the"
+                        + " nemesis, or stalled as a process, see Stalls): %s;"
                         + " longest an acquisition went past its acquire timeout (same): %s. The slack allowed is %d ms.%n",
                 Checker.millis(Math.max(0, findings.longestOverrunPastLease())),
                 Checker.millis(Math.max(0, findings.longestWaitPastTimeout())), s.slack().toMillis()));
@@ -168,6 +173,15 @@ final class Report {
 
         md.append("\n## Violations\n\n");
         violations(findings, closeUps, "close-up-", 0);
+
+        md.append("\n## What the guarantees allow: the first of each\n\n");
+        findings.examples().forEach((what, example) -> {
+            md.append(String.format(Locale.ROOT, "### %s, at %.3f s on `%s`%n%n", what, example.at() / 1e9, example.name()));
+            slice(example.at(), example.name(), example.ops(), false);
+        });
+        if (findings.examples().isEmpty()) {
+            md.append("Nothing happened that needed them.\n");
+        }
 
         md.append("\n## Negative control: the unfenced twin\n\n").append(controlVerdict(history, control)).append("\n\n");
         md.append("The unfenced twin saw the same accesses at the same moments as the fenced one, but accepted every token;"
@@ -205,8 +219,10 @@ final class Report {
         long pastTtl = ops.stream().filter(op -> op.entered() && op.bodyMillis() * 1_000_000L > op.ttlNanos()).count();
         long fair = ops.stream().filter(Op::fair).count();
         long hot = ops.stream().filter(op -> op.name().startsWith("hot-")).count();
-        md.append(String.format(Locale.ROOT, "%nOf them: %d on hot names, %d in fair mode, %d with a body longer than its TTL"
-                + " that entered it, %d with a random cancel planned.%n", hot, fair, pastTtl,
+        long sentinel = ops.stream().filter(op -> NemesisClient.viaSentinel(op.name())).count();
+        md.append(String.format(Locale.ROOT, "%nOf them: %d on hot names, %d in fair mode, %d on the Sentinel-watched Redis,"
+                + " %d with a body longer than its TTL that entered it, %d with a random cancel planned.%n", hot, fair, sentinel,
+                pastTtl,
                 ops.stream().filter(op -> op.cancelMillis() >= 0).count()));
     }
 
@@ -224,6 +240,26 @@ final class Report {
                 + " resource's accesses in `resource.log` (seq op name twin kind fence seen-before value-before outcome"
                 + " value-read).%n",
                 history.faults().size()));
+    }
+
+    private void stalls() {
+        md.append("\n## Stalls\n\n");
+        md.append("Each JVM watched itself (`StallWatch`): a *process* stall is a thread of its own waking up more than "
+                + StallWatch.THRESHOLD.toMillis() + " ms late (the JVM did not run: CPU starvation, a GC pause; a client's"
+                + " own freezes by the nemesis show here too), a *timers* stall is Reactor's parallel scheduler firing no"
+                + " timer for that long while the JVM ran (its threads blocked or busy; their stacks are in the client's"
+                + " log).\n\n");
+        if (history.stalls().isEmpty()) {
+            md.append("None.\n");
+            return;
+        }
+        md.append("| JVM | kind | count | total | longest | GC in them |\n| --- | --- | ---: | ---: | ---: | ---: |\n");
+        history.stalls().stream()
+                .collect(Collectors.groupingBy(s -> s.process() + " | " + s.kind(), TreeMap::new, Collectors.toList()))
+                .forEach((key, list) -> md.append(String.format(Locale.ROOT, "| %s | %d | %.1f s | %.2f s | %d ms |%n", key,
+                        list.size(), list.stream().mapToLong(s -> s.to() - s.from()).sum() / 1e9,
+                        list.stream().mapToLong(s -> s.to() - s.from()).max().orElse(0) / 1e9,
+                        list.stream().mapToLong(History.Stall::gcMillis).sum())));
     }
 
     private void violations(Findings found, List<Violation> closeUps, String closeUpPrefix, int firstNumber) {
@@ -245,7 +281,7 @@ final class Report {
             if (closeUp >= 0) {
                 md.append("![close-up](").append(closeUpPrefix).append(closeUp + 1).append(".svg)\n\n");
             }
-            slice(v, found == control);
+            slice(v.at(), v.name(), v.ops(), found == control);
         }
         shown.forEach((kind, count) -> {
             if (count > SLICES_PER_KIND) {
@@ -255,27 +291,35 @@ final class Report {
         });
     }
 
-    /** The history around one violation: faults under way and operations on its name, with their accesses. */
-    private void slice(Violation v, boolean unfencedTwin) {
-        long from = v.at() - SLICE_NANOS;
-        long to = v.at() + SLICE_NANOS;
+    /**
+     * The history around what happened {@code at} on {@code name} ({@code -}: none) to {@code ops}:
+     * faults under way and operations on that name, with their accesses to one twin of the resource.
+     */
+    private void slice(long at, String name, List<String> involved, boolean unfencedTwin) {
+        long from = at - SLICE_NANOS;
+        long to = at + SLICE_NANOS;
         List<Fault> faults = history.faults().stream().filter(f -> f.start() <= to && f.end() >= from).toList();
         md.append("Faults from ").append(seconds(from)).append(" to ").append(seconds(to)).append(": ");
         md.append(faults.isEmpty() ? "none" : faults.stream().map(f -> f.kind().label() + " " + f.target() + " "
                 + seconds(f.start()) + "-" + seconds(f.end()) + (f.detail().isEmpty() ? "" : " (" + f.detail() + ")"))
                 .collect(Collectors.joining("; "))).append(".\n\n");
-        if (v.name().equals("-")) {
+        List<History.Stall> stalls = history.stalls().stream().filter(s -> s.from() <= to && s.to() >= from).toList();
+        if (!stalls.isEmpty()) {
+            md.append("Stalls: ").append(stalls.stream().map(s -> s.process() + " " + s.kind() + " " + seconds(s.from()) + "-"
+                    + seconds(s.to()) + " (GC " + s.gcMillis() + " ms)").collect(Collectors.joining("; "))).append(".\n\n");
+        }
+        if (name.equals("-")) {
             return;
         }
-        Predicate<Op> near = op -> op.name().equals(v.name()) && op.start() <= to && (op.end() < 0 || op.end() >= from);
+        Predicate<Op> near = op -> op.name().equals(name) && op.start() <= to && (op.end() < 0 || op.end() >= from);
         List<Op> ops = new ArrayList<>(history.ops().stream().filter(near).sorted(Comparator.comparingLong(Op::start)).toList());
         if (ops.size() > SLICE_ROWS) {
-            ops = ops.stream().sorted(Comparator.comparingLong(op -> Math.abs(op.start() - v.at()))).limit(SLICE_ROWS)
+            ops = ops.stream().sorted(Comparator.comparingLong(op -> Math.abs(op.start() - at))).limit(SLICE_ROWS)
                     .sorted(Comparator.comparingLong(Op::start)).collect(Collectors.toCollection(ArrayList::new));
         }
         Map<String, List<Access>> accesses = new HashMap<>();
         for (Access access : history.accesses()) {
-            if (access.name().equals(v.name()) && access.fenced() != unfencedTwin) {
+            if (access.name().equals(name) && access.fenced() != unfencedTwin) {
                 accesses.computeIfAbsent(access.op(), id -> new ArrayList<>()).add(access);
             }
         }
@@ -283,7 +327,7 @@ final class Report {
                 .append(unfencedTwin ? "unfenced" : "fenced").append(" twin | outcome |\n");
         md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         for (Op op : ops) {
-            String id = v.ops().contains(op.id()) ? "**" + op.id() + "**" : op.id();
+            String id = involved.contains(op.id()) ? "**" + op.id() + "**" : op.id();
             String resource = accesses.getOrDefault(op.id(), List.of()).stream()
                     .map(a -> (a.write() ? "w" : "r") + (a.accepted() ? "+" : "-") + " #" + a.seq()
                             + (a.stale() ? " stale(seen " + a.seenBefore() + ")" : "") + (a.write() ? " " + a.valueBefore() + "->"

@@ -48,6 +48,11 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * cache takes its {@code stateLock} for a few instructions. Two threads writing to a slot whose
  * owner just changed (a slot migration) can meet there, and one parks briefly.
  *
+ * <p>Lettuce caches how each sync API proxy maps its methods, under one lock for the JVM, and
+ * builds such a proxy for every connection it opens, the Sentinel connection included that it opens
+ * on an event executor to look the master up when a connection reconnects. Connections that
+ * reconnect together (the Sentinels closed them when they demoted their master) meet there.
+ *
  * <p>Nothing of this library is allowed here: its own code stays policed, also under these
  * allowances. An allowance covers whatever runs inside the allowed method, and
  * {@code SharedLock.doExclusive} runs Lettuce's reconnect and flush work, which can complete
@@ -78,6 +83,7 @@ public final class ShortLocksBlockHoundIntegration implements BlockHoundIntegrat
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "lambda$getWriteConnection$1");
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider$NodeConnectionPostProcessor",
                 "lambda$apply$4");
+        builder.allowBlockingCallsInside("io.lettuce.core.internal.AbstractInvocationHandler$MethodTranslator", "of");
         for (String method : new String[] {"offer", "take", "poll", "remove"}) {
             builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", method);
         }

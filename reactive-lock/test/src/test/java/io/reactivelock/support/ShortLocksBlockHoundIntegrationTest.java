@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
 import java.util.logging.Handler;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
@@ -19,6 +20,7 @@ import io.reactivelock.LockListener;
 import io.reactivelock.LockOptions;
 import io.reactivelock.testing.InMemoryReactiveLock;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,6 +90,39 @@ class ShortLocksBlockHoundIntegrationTest {
             SlowToCreateHandler.finish.countDown();
             logManager.readConfiguration(); // back to the JDK's default configuration
         }
+    }
+
+    /**
+     * Lettuce caches how each sync API proxy translates its methods, under one lock for the whole
+     * JVM, and builds such a proxy for every connection it opens: also for the Sentinel connection
+     * it opens on an event executor thread to look the master up when a connection reconnects. After
+     * a failover the Sentinels close every client connection of the old master, so several of them
+     * reconnect and meet there (the nemesis soak saw BlockHound report it).
+     */
+    @Test
+    void aNonBlockingThreadWaitingForLettucesMethodTranslatorCacheIsNotReportedAsBlocking() throws Exception {
+        Class<?> translator = Class.forName("io.lettuce.core.internal.AbstractInvocationHandler$MethodTranslator");
+        Field lockField = translator.getDeclaredField("lock");
+        lockField.setAccessible(true);
+        Lock cacheLock = (Lock) lockField.get(null);
+        Method of = translator.getMethod("of", Class.class, Class[].class);
+
+        AtomicReference<Thread> nonBlocking = new AtomicReference<>();
+        CompletableFuture<Object> translated;
+        // Held here as by another connection being built.
+        cacheLock.lock();
+        try {
+            translated = Mono.fromCallable(() -> {
+                nonBlocking.set(Thread.currentThread());
+                return of.invoke(null, Runnable.class, new Class<?>[] {Runnable.class});
+            }).subscribeOn(Schedulers.parallel()).toFuture();
+            await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10)).until(() -> translated.isDone()
+                    || nonBlocking.get() != null && nonBlocking.get().getState() == Thread.State.WAITING);
+        } finally {
+            cacheLock.unlock();
+        }
+
+        assertThat(translated).succeedsWithin(Duration.ofSeconds(10));
     }
 
     /**
