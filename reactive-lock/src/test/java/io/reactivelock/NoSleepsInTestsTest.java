@@ -43,8 +43,6 @@ class NoSleepsInTestsTest {
                     "the blocking call BlockHound must report in the example app's test JVM"),
             new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(5))",
                     "a body that lasts 5 s of virtual time, which the test moves on with thenAwait"),
-            new Allowed("io/reactivelock/internal/LockCoreTest.java", "Mono.delay(Duration.ofMillis(20))",
-                    "a body that outlives its 1 ms lease: the lease is measured on the real clock, so real time must pass"),
             new Allowed("io/reactivelock/testing/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
                     "a body that outlives its TTL, which is what the test is about"),
             new Allowed("io/reactivelock/testing/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(2500))",

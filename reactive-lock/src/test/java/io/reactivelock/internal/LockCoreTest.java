@@ -59,22 +59,20 @@ class LockCoreTest {
      * Found by the nemesis soak: a body frozen past its lease (a stop-the-world pause) could
      * complete before the watchdog noticed, and its value went out as if made under the lock. The
      * caller gets {@link LockLostException} instead, after the release, and the listener hears the
-     * loss before the release. The lease here is valid for 1 ms and the body outlives it.
+     * loss before the release. The body stands for the pause by ending its own lease (the watchdog's
+     * first renewal is 10 s away).
      */
     @Test
     void aBodyThatCompletesAfterItsLeaseRanOutFailsWithLockLostAfterTheRelease() {
         List<String> asked = new CopyOnWriteArrayList<>();
-        LockStore<String> store = new RecordingStore(asked) {
-            @Override
-            public CompletionStage<Reply> acquire(String call) {
-                asked.add("acquire");
-                return CompletableFuture.completedFuture(Reply.granted(1, Duration.ofMillis(1).toNanos()));
-            }
-        };
         RecordingListener heard = new RecordingListener();
-        LockCore<String> core = new LockCore<>(LockOptions.builder().listener(heard).build(), Primitive.LOCK, store);
-        StepVerifier.create(core.withLock("a", Duration.ofSeconds(30),
-                        (Function<LockLease, Mono<String>>) lease -> Mono.delay(Duration.ofMillis(20)).thenReturn("late")))
+        LockCore<String> core = new LockCore<>(LockOptions.builder().listener(heard).build(), Primitive.LOCK,
+                new RecordingStore(asked));
+        StepVerifier.create(core.withLock("a", Duration.ofSeconds(30), (Function<LockLease, Mono<String>>) lease ->
+                        Mono.fromCallable(() -> {
+                            ((Lease) lease).extendTo(System.nanoTime() - 1); // frozen until after the lease ended
+                            return "late";
+                        })))
                 .expectErrorSatisfies(error -> assertThat(error).isInstanceOf(LockLostException.class)
                         .hasMessageContaining("ran out before the body completed"))
                 .verify(Duration.ofSeconds(10));

@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -27,9 +26,6 @@ import reactor.core.publisher.Mono;
  * has 0.6 s left when the body enters, less than the 1 s renewal interval.
  */
 @WithRedis
-@Disabled("fails until the watchdog times its renewals from the lease instead of from the body's start (see the"
-        + " nemesis report to the lead): the holder is told one renewal interval after the body entered, 0.4 s after"
-        + " its lease ended")
 class LateGrantTest {
 
     private static final Duration TTL = Duration.ofSeconds(3);
