@@ -240,9 +240,10 @@ public abstract class ReadWriteLockContract {
     @ParameterizedTest(name = "write={0}")
     @ValueSource(booleans = {false, true})
     void renewalKeepsTheLockWhileTheBodyOutlivesTheTtl(boolean write) {
-        // Renewals every third of a 1 s TTL leave ~600 ms of slack for a late timer on a loaded machine.
-        StepVerifier.create(with(lock(), write, "a", Duration.ofSeconds(1),
-                        lease -> Mono.delay(Duration.ofMillis(2500)).then(holdersNow("a"))))
+        // Renewals every third of a 2 s TTL leave ~1.3 s of slack for a late timer on a loaded machine
+        // (a 1 s TTL once lost a reader's lease to a 0.7 s timer stall in CI).
+        StepVerifier.create(with(lock(), write, "a", Duration.ofSeconds(2),
+                        lease -> Mono.delay(Duration.ofMillis(5000)).then(holdersNow("a"))))
                 .expectNext(write ? "w" : "r1")
                 .verifyComplete();
     }

@@ -212,9 +212,10 @@ public abstract class SemaphoreContract {
 
     @Test
     void renewalKeepsThePermitsWhileTheBodyOutlivesTheTtl() {
-        // Renewals every third of a 1 s TTL leave ~600 ms of slack for a late timer on a loaded machine.
-        StepVerifier.create(semaphore().withPermits("a", 2, 1, Duration.ofSeconds(1),
-                        Mono.delay(Duration.ofMillis(2500)).then(permitsNow("a"))))
+        // Renewals every third of a 2 s TTL leave ~1.3 s of slack for a late timer on a loaded machine
+        // (a 1 s TTL once lost a reader's lease to a 0.7 s timer stall in CI).
+        StepVerifier.create(semaphore().withPermits("a", 2, 1, Duration.ofSeconds(2),
+                        Mono.delay(Duration.ofMillis(5000)).then(permitsNow("a"))))
                 .expectNext(1)
                 .verifyComplete();
     }
