@@ -484,7 +484,11 @@ public final class LockCore<C> {
 
         /** Never emits; fails when the lease is lost or the maximum lease time is reached. */
         private <T> Mono<T> watchdog(Lease lease) {
-            long spent = Math.max(0, ttlNanos - (lease.validUntilNanos() - System.nanoTime()));
+            // A grant that came late, with less than one renewal interval of its lease left: the
+            // renewals count from when that lease began, so the first is due at once. Otherwise from
+            // now, on the scheduler's clock (which virtual time moves; the lease is on the real one).
+            long left = lease.validUntilNanos() - System.nanoTime();
+            long spent = left < options.renewalIntervalFor(ttl()).toNanos() ? Math.max(0, ttlNanos - left) : 0;
             return Watchdog.<T>watch(name, ttl(), spent, options, scheduler, listener, every -> Watchdog.renewWhileValid(name,
                             lease, every, options, scheduler,
                             Mono.defer(() -> store.renew(call, lease)).doOnSuccess(v -> listener.renewed(name))
