@@ -84,24 +84,24 @@ final class NameReads {
 
     /** Once {@link #first()} completed: sends the second round trip, or returns {@code null} when it found nothing to read. */
     @Nullable CompletableFuture<Void> second() {
-        List<String> now = time.join();
+        List<String> now = time.getNow(null);
         nowMillis = Long.parseLong(now.get(0)) * 1000 + Long.parseLong(now.get(1)) / 1000;
         Range<Long> live = Range.from(Range.Boundary.excluding(nowMillis), Range.Boundary.unbounded());
         boolean any = false;
-        List<String> tokens = line.join();
+        List<String> tokens = line.getNow(null);
         if (!tokens.isEmpty()) {
             deadlines = commands.hmget(waitersKey, tokens.toArray(String[]::new)).toCompletableFuture();
             any = true;
         }
-        if (permitMembers.join() > 0) {
+        if (permitMembers.getNow(null) > 0) {
             permitHolders = commands.zrangebyscoreWithScores(permitsKey, live).toCompletableFuture();
             any = true;
         }
-        if (readerMembers.join() > 0) {
+        if (readerMembers.getNow(null) > 0) {
             readers = commands.zcount(readersKey, live).toCompletableFuture();
             any = true;
         }
-        if (waitingWriterMembers.join() > 0) {
+        if (waitingWriterMembers.getNow(null) > 0) {
             writersWaiting = commands.zcount(waitingWritersKey, live).toCompletableFuture();
             any = true;
         }
@@ -110,14 +110,14 @@ final class NameReads {
 
     /** Once both round trips completed: what they read. */
     LockState state() {
-        return new LockState(name, shownHolder(holder.join(), ttl.join()), ttlOf(holder.join(), ttl.join()),
-                longOrNull(fence.join()), inLine.join() + sleeping.join(), waiters(), semaphore(), readWrite());
+        return new LockState(name, shownHolder(holder.getNow(null), ttl.getNow(null)), ttlOf(holder.getNow(null), ttl.getNow(null)),
+                longOrNull(fence.getNow(null)), inLine.getNow(null) + sleeping.getNow(null), waiters(), semaphore(), readWrite());
     }
 
     /** The fair line's waiters, with what is left of their leases. */
     private List<LockState.Waiter> waiters() {
         List<LockState.Waiter> waiters = new ArrayList<>();
-        for (KeyValue<String, String> deadline : deadlines.join()) {
+        for (KeyValue<String, String> deadline : deadlines.getNow(null)) {
             long left = deadline.hasValue() ? Long.parseLong(deadline.getValue()) - nowMillis : 0;
             waiters.add(new LockState.Waiter(shown(deadline.getKey()), Duration.ofMillis(Math.max(0, left))));
         }
@@ -126,7 +126,7 @@ final class NameReads {
 
     /** The semaphore of the live members {@code "<n>:<token>"} of its permits; {@code null} when there are none. */
     private LockState.@Nullable Semaphore semaphore() {
-        List<ScoredValue<String>> members = permitHolders.join();
+        List<ScoredValue<String>> members = permitHolders.getNow(null);
         if (members.isEmpty()) {
             return null;
         }
@@ -145,12 +145,12 @@ final class NameReads {
 
     /** The read-write lock; {@code null} when no writer or reader holds it and no writer waits. */
     private LockState.@Nullable ReadWrite readWrite() {
-        String shownWriter = shownHolder(writer.join(), writerTtl.join());
-        if (shownWriter == null && readers.join() == 0 && writersWaiting.join() == 0) {
+        String shownWriter = shownHolder(writer.getNow(null), writerTtl.getNow(null));
+        if (shownWriter == null && readers.getNow(null) == 0 && writersWaiting.getNow(null) == 0) {
             return null;
         }
-        return new LockState.ReadWrite(shownWriter, ttlOf(writer.join(), writerTtl.join()), longOrNull(writerFence.join()),
-                readers.join(), writersWaiting.join());
+        return new LockState.ReadWrite(shownWriter, ttlOf(writer.getNow(null), writerTtl.getNow(null)), longOrNull(writerFence.getNow(null)),
+                readers.getNow(null), writersWaiting.getNow(null));
     }
 
     // A key's GET and PTTL are two replies, not one atomic read: a key that expired between them is free.
