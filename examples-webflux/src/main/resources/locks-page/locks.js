@@ -10,7 +10,8 @@
   const status = document.getElementById('status');
   const chartBox = document.getElementById('chart');
   const rows = new Map(); // kind + ':' + lock name -> { tr, ttl, ttlMillis, receivedAt, ... }
-  const series = ['acquiredPerSecond', 'handOffsPerSecond', 'busyPerSecond', 'lostPerSecond', 'waitP50Millis', 'waitP99Millis'];
+  // Hand-offs before acquisitions: often equal, and the line drawn last stays visible on top.
+  const series = ['handOffsPerSecond', 'acquiredPerSecond', 'busyPerSecond', 'lostPerSecond', 'waitP50Millis', 'waitP99Millis'];
   const data = [[], [], [], [], [], [], []]; // time, then one array per series
 
   const chart = new uPlot({
@@ -25,8 +26,8 @@
     ],
     series: [
       {},
-      { label: 'acquired/s', scale: 'rate', stroke: '#1565c0', width: 2 },
       { label: 'handed off/s', scale: 'rate', stroke: '#00838f', width: 2 },
+      { label: 'acquired/s', scale: 'rate', stroke: '#1565c0', width: 2 },
       { label: 'given up/s', scale: 'rate', stroke: '#e65100', width: 2 },
       { label: 'lost/s', scale: 'rate', stroke: '#b71c1c', width: 2 },
       { label: 'wait p50 (ms)', scale: 'ms', stroke: '#2e7d32', width: 2, dash: [6, 4] },
