@@ -157,7 +157,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     /** Takes group {@code g} and the ones after it, given the fencing tokens of the groups before. */
     private Mono<Reply> acquireFrom(Call call, int g, Map<String, Long> fencingTokens) {
         Group group = call.groups.get(g);
-        return command(MultiLockScripts.ACQUIRE, group.acquireKeys, call.acquireArgs(group))
+        return command(call, MultiLockScripts.ACQUIRE, group.acquireKeys, call.acquireArgs(group))
                 // Outcome unknown: this group is released with those before it.
                 .onErrorResume(e -> releaseGroups(call, g + 1).then(Mono.error(e)))
                 .flatMap(result -> {
@@ -179,7 +179,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     /** Releases the first {@code count} groups, each once; a failure is left to the next attempt or to the core. */
     private Mono<Void> releaseGroups(Call call, int count) {
         return Flux.fromIterable(call.groups.subList(0, count))
-                .flatMap(group -> command(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group))
+                .flatMap(group -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group))
                         .onErrorResume(e -> Mono.empty()))
                 .then();
     }
@@ -193,7 +193,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
         return Flux.fromIterable(call.groups)
-                .flatMap(group -> command(MultiLockScripts.RENEW, group.renewKeys, call.acquisition.token(), call.ttlMillis)
+                .flatMap(group -> command(call, MultiLockScripts.RENEW, group.renewKeys, call.acquisition.token(), call.ttlMillis)
                         .flatMap(lost -> lost == 0 ? Mono.<Void>empty() : Mono.error(new LockLostException(
                                 group.names.get((int) (lost - 1)), "it expired or another holder took it, so the locks "
                                 + call.acquisition.name() + " are lost", null))))
@@ -203,8 +203,8 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     @Override
     public Mono<Void> release(Call call) {
         return Flux.fromIterable(call.groups)
-                .flatMap(group -> Mono.defer(() -> command(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)))
-                        .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
+                .flatMap(group -> Mono.defer(() -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)))
+                        .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.acquisition.timers())
                                 .filter(RedisErrors::isTransient)))
                 .then();
     }
@@ -260,9 +260,8 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
         }
     }
 
-    private Mono<Long> command(LuaScript script, String[] keys, String... args) {
-        return Mono.fromCompletionStage(() -> scripts.run(script, keys, args))
-                .timeout(options.commandTimeout(), options.scheduler());
+    private Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.acquisition.timers());
     }
 
     @Override

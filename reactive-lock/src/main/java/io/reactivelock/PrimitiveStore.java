@@ -137,7 +137,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     @Override
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
-        return command(call.renew).flatMap(renewed -> {
+        return command(call, call.renew).flatMap(renewed -> {
             if (renewed == 1) {
                 lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
                 return Mono.empty();
@@ -148,8 +148,8 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     @Override
     public Mono<Void> release(Call call) {
-        return Mono.defer(() -> command(call.release))
-                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(options.scheduler())
+        return Mono.defer(() -> command(call, call.release))
+                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.acquisition.timers())
                         .filter(RedisErrors::isTransient))
                 .then();
     }
@@ -198,8 +198,8 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
         return scripts.run(c.script(), c.keys(), c.args());
     }
 
-    private Mono<Long> command(Command c) {
-        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), options.scheduler());
+    private Mono<Long> command(Call call, Command c) {
+        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), call.acquisition.timers());
     }
 
     @Override

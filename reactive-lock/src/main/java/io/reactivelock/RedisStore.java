@@ -133,7 +133,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
-        return command(LockScripts.RENEW, new String[] {call.lockKey}, call.token(), call.ttlMillis())
+        return command(call, LockScripts.RENEW, new String[] {call.lockKey}, call.token(), call.ttlMillis())
                 .flatMap(renewed -> {
                     if (renewed == 1) {
                         lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
@@ -161,7 +161,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), options.scheduler())
+            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), call.acquisition.timers())
                     .doOnNext(result -> {
                         if (handedOver(result) || handedOnByRelease(result)) {
                             call.acquisition.handedOff();
@@ -216,7 +216,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     private Mono<Void> releaseCommand(Call call, int tried) {
-        return command(releaseScript(), releaseKeys(call), releaseArgs(call))
+        return command(call, releaseScript(), releaseKeys(call), releaseArgs(call))
                 .doOnNext(result -> {
                     if (handedOnByRelease(result)) {
                         call.acquisition.handedOff();
@@ -224,7 +224,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
                 })
                 .then()
                 .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
-                        e -> Mono.delay(backoff.step(tried), options.scheduler()).then(releaseCommand(call, tried + 1)));
+                        e -> Mono.delay(backoff.step(tried), call.acquisition.timers()).then(releaseCommand(call, tried + 1)));
     }
 
     /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
@@ -301,8 +301,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return notices == null ? 0 : notices.waiters(LockKeys.releaseChannel(keys.lockKey(name)));
     }
 
-    Mono<Long> command(LuaScript script, String[] keys, String... args) {
-        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), options.scheduler());
+    /** {@code script}, sent at subscription, for {@code call}: failing if no reply comes within the command timeout. */
+    Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.acquisition.timers());
     }
 
     @Override

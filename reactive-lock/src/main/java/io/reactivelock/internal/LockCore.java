@@ -76,6 +76,7 @@ public final class LockCore<C> {
     private final LockOptions options;
     private final LockListener listener;
     private final Backoff backoff;
+    private final Timers timers;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Acquisitions still ACQUIRING; bounded by {@link LockOptions#maxPendingAcquisitions()}. */
     private final AtomicInteger pending = new AtomicInteger();
@@ -89,6 +90,7 @@ public final class LockCore<C> {
         this.store = store;
         this.listener = SafeLockListener.of(options.listener().forPrimitive(primitive));
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.timers = new Timers(options::scheduler);
         Tokens.seed(); // the first token must not read the OS entropy source on a reactive thread
     }
 
@@ -105,6 +107,11 @@ public final class LockCore<C> {
     /** The backoff steps of the options, for the stores' pauses. */
     public Backoff backoff() {
         return backoff;
+    }
+
+    /** The scheduler for this lock's timers and its clock: the options' scheduler, through a {@link Timers} queue. */
+    public Scheduler timers() {
+        return timers;
     }
 
     /** Bodies running with their renewal watchdog now. */
@@ -212,7 +219,7 @@ public final class LockCore<C> {
         private final String token = Tokens.next();
         private final long ttlNanos;
         private final Duration acquireTimeout;
-        private final Scheduler scheduler = options.scheduler();
+        private final Scheduler scheduler = timers;
         private final long startNanos = clock();
         private final long startOnScheduler = scheduler.now(TimeUnit.NANOSECONDS);
         private final C call;
@@ -303,6 +310,11 @@ public final class LockCore<C> {
             } else {
                 wake();
             }
+        }
+
+        /** The scheduler for this acquisition's timers, commands' timeouts included; see {@link LockCore#timers()}. */
+        public Scheduler timers() {
+            return timers;
         }
 
         /** The holder's release handed the lock straight to a waiter: tells the listener. */
@@ -603,7 +615,7 @@ public final class LockCore<C> {
             }
             Flux.fromIterable(batch)
                     .flatMap(a -> Mono.fromCompletionStage(() -> store.releaseAbandoned(a.call))
-                            .timeout(options.commandTimeout(), options.scheduler())
+                            .timeout(options.commandTimeout(), timers)
                             .then(Mono.<Acquisition>empty())
                             .onErrorResume(e -> retryable(a, ScriptExecutor.unwrap(e)) ? Mono.just(a) : Mono.empty()))
                     .collectList()
@@ -613,7 +625,7 @@ public final class LockCore<C> {
                         } else {
                             queue.addAll(again);
                             releaseRetryTimers.incrementAndGet();
-                            options.scheduler().schedule(() -> {
+                            timers.schedule(() -> {
                                 releaseRetryTimers.decrementAndGet();
                                 round();
                             }, options.maxBackoff().toNanos(), TimeUnit.NANOSECONDS);
