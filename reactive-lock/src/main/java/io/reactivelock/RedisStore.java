@@ -66,6 +66,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
         /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
         final String startedAt = Long.toString(System.currentTimeMillis());
         volatile ReleaseNotices.@Nullable Waiter<Call> waiter;
+        /** Whether an attempt was sent: from then on this token may be among the sleepers. */
+        volatile boolean attempted;
 
         Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
             this.acquisition = acquisition;
@@ -102,7 +104,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
     String[] acquireArgs(Call call) {
         return notices == null
                 ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
-                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt};
+                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt,
+                        call.attempted ? "1" : "0"};
     }
 
     String[] releaseKeys(Call call) {
@@ -118,7 +121,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public CompletionStage<Reply> acquire(Call call) {
         long validFor = call.acquisition.ttl().toNanos();
-        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call))
+        String[] args = acquireArgs(call);
+        call.attempted = true;
+        return scripts.run(acquireScript(), acquireKeys(call), args)
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 

@@ -50,6 +50,27 @@ class DirectedWakeUpTest {
     }
 
     @Test
+    void aWaiterThatGetsTheLockIsNoLongerAmongTheSleepersSoReleasesWakeTheOthers() {
+        redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(20)).acquireTimeout(Duration.ofMinutes(1)).build());
+        locks.add(lock);
+        Sinks.Empty<Void> body = Sinks.empty();
+        CompletableFuture<Void> held = lock.withLock("a", TTL, body.asMono()).toFuture();
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+
+        redis.call("DEL", "lock:{a}"); // the outsider's lease ends without a notice: the waiter's next poll takes it
+        await().until(() -> {
+            String holder = redis.call("GET", "lock:{a}");
+            return holder != null && !holder.equals("outsider");
+        });
+        assertThat(redis.call("ZCARD", "lock:{a}:sleepers")).as("the holder's token left the sleepers with its grant")
+                .isEqualTo("0");
+        body.tryEmitEmpty();
+        held.join();
+    }
+
+    @Test
     void aReleaseWakesOneWaiterOfAnotherInstanceAndItAloneTriesAgain() throws Exception {
         Sinks.Empty<Void> holderDone = Sinks.empty();
         CompletableFuture<Void> holder = instance().withLock("a", TTL, holderDone.asMono()).toFuture();

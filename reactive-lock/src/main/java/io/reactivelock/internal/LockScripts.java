@@ -19,13 +19,16 @@ public final class LockScripts {
 
     /**
      * KEYS: lock, fence, and optionally sleepers. ARGV: token, ttl ms, fence retention ms, and with
-     * sleepers the waiter lease ms and the waiter's start (epoch ms). Returns the fencing token
-     * (> 0) when the lock is ours, or 0 when another token holds it; then, given sleepers, the
-     * token is registered there once, scored by its start, so that releases wake waiters by name
-     * in the order they started; the sleepers expire one waiter lease after the last registration.
+     * sleepers the waiter lease ms, the waiter's start (epoch ms) and {@code 1} when an earlier
+     * attempt of this token was sent (so it may be among the sleepers), else {@code 0}. Returns the
+     * fencing token (> 0) when the lock is ours, or 0 when another token holds it; then, given
+     * sleepers, the token is registered there once, scored by its start, so that releases wake
+     * waiters by name in the order they started; the sleepers expire one waiter lease after the
+     * last registration. A grant takes the token out of the sleepers.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
-     * token: an attempt whose reply was lost can be retried safely.
+     * token: an attempt whose reply was lost can be retried safely. The first attempt on a free
+     * lock, the common case, costs a {@code SET NX} and the fencing token's three calls.
      *
      * <p>The fencing token is the server clock in microseconds, raised above the last token issued
      * for the lock while its record lives. Records expire, so memory stays bounded by the locks
@@ -34,21 +37,20 @@ public final class LockScripts {
      * of it lets tokens go backwards (README, "Fencing tokens").
      */
     public static final LuaScript ACQUIRE = LuaScript.of("""
-            local holder = redis.call('GET', KEYS[1])
-            if holder == ARGV[1] then
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+              if KEYS[3] and ARGV[6] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
+            elseif redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
               local fence = tonumber(redis.call('GET', KEYS[2]))
               if fence then return fence end
-            elseif holder then
+            else
               if KEYS[3] then
                 redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
                 redis.call('PEXPIRE', KEYS[3], ARGV[4])
               end
               return 0
-            else
-              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             end
-            if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
             local now = redis.call('TIME')
             """ + NEXT_FENCE + """
             return fence
@@ -59,11 +61,12 @@ public final class LockScripts {
      * holds the token and announces it: without sleepers to every listening process (an empty
      * message); with sleepers to one waiter, the one that started first, by popping and
      * publishing its token (none registered: no message). A sleeper that died without leaving
-     * costs one such notice. The token itself always leaves the sleepers. Returns 1 if deleted.
+     * costs one such notice. Returns 1 if deleted; otherwise takes the token out of the sleepers
+     * (a waiter leaving) and returns 0. A holder's token is not among them: its grant took it out.
      */
     public static final LuaScript RELEASE = LuaScript.of("""
-            if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+              if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
               return 0
             end
             redis.call('DEL', KEYS[1])
