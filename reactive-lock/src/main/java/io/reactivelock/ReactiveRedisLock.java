@@ -47,7 +47,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
     private ReactiveRedisLock(LockOptions options, ScriptExecutor scripts,
             @Nullable StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> closeResources) {
         this.options = Objects.requireNonNull(options, "options");
-        ReleaseNotices<RedisStore.Call> notices = pubSub == null ? null : new ReleaseNotices<>(pubSub);
+        ReleaseNotices<RedisStore.Call> notices = pubSub == null ? null : new ReleaseNotices<>(pubSub, options.maxBackoff());
         this.store = options.fair() ? new FairRedisStore(options, scripts, notices) : new RedisStore(options, scripts, notices);
         this.core = new LockCore<>(options, Primitive.LOCK, store);
         this.closeResources = closeResources;

@@ -57,7 +57,7 @@ public final class ReactiveRedisMultiLock implements ReactiveMultiLock, AutoClos
     private ReactiveRedisMultiLock(LockOptions options, RedisConnections connections, ToIntFunction<String> slot) {
         this.options = options;
         this.connections = connections;
-        this.store = new MultiLockStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub()), slot);
+        this.store = new MultiLockStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub(), options.maxBackoff()), slot);
         this.core = new LockCore<>(options, Primitive.MULTI_LOCK, store);
     }
 

@@ -18,7 +18,7 @@ abstract class RedisPrimitive implements AutoCloseable {
     RedisPrimitive(LockOptions options, Primitive primitive, RedisConnections connections) {
         this.options = options;
         this.connections = connections;
-        this.store = new PrimitiveStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub()));
+        this.store = new PrimitiveStore(options, connections.scripts(), new ReleaseNotices<>(connections.pubSub(), options.maxBackoff()));
         this.core = new LockCore<>(options, primitive, store);
     }
 

@@ -3,6 +3,7 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.internal.LockScripts;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -47,6 +48,28 @@ class DirectedWakeUpTest {
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), PATIENT);
         locks.add(lock);
         return lock;
+    }
+
+    @Test
+    void aProcessThatWaitsForTheSameLockAgainWithinTheLingerSubscribesOnceAndUnsubscribesAfterIt() {
+        Duration linger = Duration.ofSeconds(3); // the longest backoff step
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(1), linger).acquireTimeout(Duration.ofMinutes(1)).build());
+        locks.add(lock);
+        redis.call("CONFIG", "RESETSTAT");
+        for (int round = 1; round <= 3; round++) {
+            redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
+            CompletableFuture<Integer> waiter = lock.withLock("a", TTL, Mono.just(round)).toFuture();
+            await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")) && "1".equals(String.valueOf(
+                    redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
+            // The outsider releases as a holder in another process does: the waiter is woken by name.
+            redis.call("EVAL", LockScripts.RELEASE.source(), "2", "lock:{a}", "lock:{a}:sleepers", "outsider", "lock:{a}:released");
+            assertThat(waiter.join()).isEqualTo(round);
+        }
+        assertThat(CommandStats.calls(redis, "subscribe")).as("subscriptions for three waits, each within the linger of the last")
+                .isEqualTo(1);
+        await().atMost(linger.multipliedBy(3)).until(() -> "0".equals(String.valueOf(
+                redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
     }
 
     @Test

@@ -17,11 +17,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -167,13 +164,8 @@ class ReactiveRedisLockTest {
         redis.call("CONFIG", "RESETSTAT");
         StepVerifier.create(lock.withLock("a", TTL, Mono.just(2))).expectNext(2).verifyComplete();
 
-        Map<String, Long> calls = new TreeMap<>();
-        for (String line : redis.call("INFO", "commandstats").split("\r?\n")) {
-            Matcher m = Pattern.compile("cmdstat_(\\w+):calls=(\\d+),").matcher(line);
-            if (m.find() && !m.group(1).equals("config")) {
-                calls.put(m.group(1), Long.parseLong(m.group(2)));
-            }
-        }
+        Map<String, Long> calls = CommandStats.all(redis);
+        calls.remove("config");
         // Acquire: SET NX, then TIME, GET and SET for the fencing token. Release: GET, DEL, ZPOPMIN (a waiter to wake).
         assertThat(calls).isEqualTo(Map.of("evalsha", 2L, "set", 2L, "time", 1L, "get", 2L, "del", 1L, "zpopmin", 1L));
     }

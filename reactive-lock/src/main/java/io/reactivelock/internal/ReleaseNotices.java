@@ -7,6 +7,7 @@ import java.util.Queue;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,7 +19,10 @@ import reactor.util.Loggers;
  * Wakes waiting acquisitions when a release is announced, instead of letting them poll.
  *
  * <p>One pub/sub connection serves every waiter of a lock instance. A lock's channel is subscribed
- * while at least one local waiter is on it. Who joins or leaves only records it; one thread at a
+ * while at least one local waiter is on it, and for a linger time after the last one left, so that
+ * a process that takes the same lock again and again (a job per lock, one waiter per process)
+ * neither subscribes and unsubscribes each time nor polls while a new subscription is confirmed.
+ * Who joins or leaves only records it; one thread at a
  * time per channel then brings Redis in line (SUBSCRIBE or UNSUBSCRIBE, each sent after the
  * previous one completed), so the commands reach Redis in order and no map lock is held across a
  * write. A subscription Redis refuses (an outage, a missing ACL channel) is logged, the first
@@ -48,9 +52,12 @@ public final class ReleaseNotices<C> {
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final ConcurrentHashMap<String, Channel<C>> channels = new ConcurrentHashMap<>();
     private final AtomicBoolean warned = new AtomicBoolean();
+    private final long lingerNanos;
 
-    public ReleaseNotices(StatefulRedisPubSubConnection<String, String> connection) {
+    /** Notices on {@code connection}; a channel stays subscribed {@code linger} after its last waiter left. */
+    public ReleaseNotices(StatefulRedisPubSubConnection<String, String> connection, Duration linger) {
         this.connection = connection;
+        this.lingerNanos = linger.toNanos();
         connection.addListener(new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
@@ -169,7 +176,7 @@ public final class ReleaseNotices<C> {
     private void drain(String name, Channel<C> c, int missed) {
         int todo = missed;
         while (true) {
-            boolean want = !c.waiters.isEmpty() && !c.refused;
+            boolean want = (!c.waiters.isEmpty() || c.lingering) && !c.refused;
             if (want != c.subscribed) {
                 c.subscribed = want;
                 int done = todo;
@@ -227,6 +234,10 @@ public final class ReleaseNotices<C> {
         volatile boolean refused;
         /** Redis confirmed the subscription. */
         volatile boolean listening;
+        /** The last waiter left less than the linger time ago: the subscription is kept. */
+        volatile boolean lingering;
+        /** Counts the times the channel was left without waiters; a linger ends only if it is the last one. */
+        final AtomicLong emptied = new AtomicLong();
     }
 
     /** One acquisition's membership of a channel. */
@@ -254,7 +265,7 @@ public final class ReleaseNotices<C> {
         }
 
         /**
-         * Stops waiting; the last waiter of a channel has it unsubscribed. A first waiter that leaves
+         * Stops waiting; the last waiter of a channel has it unsubscribed after the linger time. A first waiter that leaves
          * without the lock wakes the next, which keeps trying in its place. Idempotent.
          */
         public void leave() {
@@ -269,6 +280,16 @@ public final class ReleaseNotices<C> {
             if (c.waiters.remove(this)) {
                 if (wasFirst && acquisition.isDone()) {
                     notices.wakeFirst(channel);
+                }
+                if (c.waiters.isEmpty() && notices.lingerNanos > 0) {
+                    long emptied = c.emptied.incrementAndGet();
+                    c.lingering = true;
+                    acquisition.timers().schedule(() -> {
+                        if (c.emptied.get() == emptied) {
+                            c.lingering = false;
+                            notices.reconcile(channel, c);
+                        }
+                    }, notices.lingerNanos, TimeUnit.NANOSECONDS);
                 }
                 notices.reconcile(channel, c);
             }
