@@ -98,7 +98,8 @@ final class CellRunner {
 
     /**
      * One round in {@code scenario.jvms} forked JVMs ({@link ForkedWorkers}), all on {@code key}:
-     * they start their workers and report ready, this JVM warms up for the JIT warm-up plus the
+     * each warms its JIT up on a lock of its own for the JIT warm-up time, then they start their
+     * workers and report ready, this JVM warms up for the JIT warm-up plus the
      * warm-up time, tells them to begin and end the measurement around the Redis counters, then
      * merges what they report and the critical sections they recorded.
      */
@@ -110,7 +111,8 @@ final class CellRunner {
             for (int j = 0; j < scenario.jvms; j++) {
                 Path file = Files.createTempFile(settings.out, "sections-", ".bin");
                 sections.add(file);
-                jvms.add(ForkedWorkers.Jvm.start(settings.forkJvmArgs, uri, scenario, contenderId, j, key, file));
+                jvms.add(ForkedWorkers.Jvm.start(settings.forkJvmArgs, uri, scenario, contenderId, j, key, file,
+                        settings.jitWarmupMillis));
             }
             for (ForkedWorkers.Jvm jvm : jvms) {
                 jvm.awaitReady();

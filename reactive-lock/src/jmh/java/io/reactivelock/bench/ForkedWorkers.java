@@ -23,8 +23,11 @@ import java.util.concurrent.TimeUnit;
  * The workers one forked JVM contributes to a cell that spans processes, and ({@link Jvm}) the
  * parent's handle on such a JVM.
  *
- * <p>Protocol, one line each: the child starts its workers and prints {@code READY} once one of
- * them has completed a pair (or after two minutes, with none); the parent
+ * <p>Protocol, one line each: the child first warms its JIT up for the given time with its own
+ * workers contending on a lock of its own (the same code paths at this JVM's own pace: a JVM
+ * warmed up only on the shared lock would compile under the measurement, more so the slower its
+ * share of the hand-offs), then starts its workers on the shared lock and prints {@code READY}
+ * once one of them has completed a pair (or after two minutes, with none); the parent
  * writes {@code BEGIN} and {@code END} around the measured window; the child then stops its
  * workers, writes the critical sections it measured to its file, prints {@code RESULT key=value}
  * lines and {@code DONE}, and exits. A closed standard input (the parent is gone) ends the child.
@@ -33,7 +36,7 @@ public final class ForkedWorkers {
 
     private ForkedWorkers() {}
 
-    /** Arguments: redis host, port, scenario, contender id, index of this JVM, lock key, sections file. */
+    /** Arguments: redis host, port, scenario, contender id, index of this JVM, lock key, sections file, JIT warm-up ms. */
     public static void main(String[] args) throws IOException {
         RedisURI uri = RedisURI.create(args[0], Integer.parseInt(args[1]));
         Scenario scenario = Scenario.valueOf(args[2]);
@@ -42,6 +45,11 @@ public final class ForkedWorkers {
         Intervals sections = new Intervals();
         ThreadPoolExecutor hopExecutor = Threads.hopExecutor();
         int workers = scenario.workersPerJvm();
+        Round warmUp = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
+                args[5] + ":jit-warm-up-" + index, hopExecutor, null);
+        warmUp.start();
+        Threads.sleep(Long.parseLong(args[7]));
+        warmUp.stop();
         Round round = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
                 args[5], hopExecutor, sections);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -96,13 +104,13 @@ public final class ForkedWorkers {
         }
 
         static Jvm start(String jvmArgs, RedisURI uri, Scenario scenario, String contenderId, int index, String key,
-                Path sections) throws IOException {
+                Path sections, long jitWarmupMillis) throws IOException {
             List<String> command = new ArrayList<>();
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             command.addAll(Arrays.asList(jvmArgs.trim().split("\\s+")));
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), ForkedWorkers.class.getName(),
                     uri.getHost(), Integer.toString(uri.getPort()), scenario.name(), contenderId,
-                    Integer.toString(index), key, sections.toString()));
+                    Integer.toString(index), key, sections.toString(), Long.toString(jitWarmupMillis)));
             Process process = new ProcessBuilder(command).start();
             return new Jvm(process, "fork" + index);
         }
