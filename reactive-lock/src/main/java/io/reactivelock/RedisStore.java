@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -29,7 +31,10 @@ import reactor.core.publisher.Mono;
  * wakes one of them by name, the one that started first, so one release leads to about one
  * attempt in the whole fleet, not one per process, and waiters of other processes are served
  * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
- * loses, it registers again with its own start, so it keeps its place.
+ * loses, it registers again with its own start, so it keeps its place. Newcomers of the process
+ * whose release woke it give it a head start of one shortest backoff step: a process that takes
+ * the same lock again right after releasing it would otherwise win nearly every race against the
+ * notice, and starve the others.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
@@ -45,6 +50,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
     final @Nullable ReleaseNotices<Call> notices;
     final Backoff backoff;
     final String waiterLease;
+    /** Locks whose release here woke a sleeper, to when (nanoTime) newcomers here hold back for it. */
+    private final ConcurrentHashMap<String, Long> headStarts = new ConcurrentHashMap<>();
 
     RedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices<Call> notices) {
         this.options = options;
@@ -210,6 +217,19 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return false;
     }
 
+    /** Whether a release script's result means it woke a sleeper of any process by name. */
+    boolean wokeSleeper(long result) {
+        return result == 2;
+    }
+
+    /** Newcomers of this process on the lock of {@code call} hold back one shortest backoff step, for the sleeper it woke. */
+    private void giveHeadStart(Call call) {
+        long step = options.minBackoff().toNanos();
+        headStarts.put(call.lockKey, System.nanoTime() + step);
+        call.acquisition.timers().schedule(() -> headStarts.computeIfPresent(call.lockKey,
+                (key, until) -> until - System.nanoTime() > 0 ? until : null), step, TimeUnit.NANOSECONDS);
+    }
+
     /** The lease was already gone: the reserved waiter tries on its own. */
     void notHandedOver(LockCore<Call>.Acquisition recipient) {
         recipient.wake();
@@ -225,6 +245,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
                 .doOnNext(result -> {
                     if (handedOnByRelease(result)) {
                         call.acquisition.handedOff();
+                    } else if (wokeSleeper(result)) {
+                        giveHeadStart(call);
                     }
                 })
                 .then()
@@ -273,12 +295,19 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /**
      * A newcomer does not try ahead of this process's waiters on the lock: it queues behind them
      * for a hand-off (or the first backoff step), which keeps local hand-offs in arrival order and
-     * spares an attempt that would find the lock busy.
+     * spares an attempt that would find the lock busy. Nor does it try while the head start this
+     * process's release gave a woken sleeper lasts.
      */
     @Override
     public Duration pauseBeforeFirstAttempt(Call call) {
-        if (notices == null || notices.waiters(call.channel) == 0) {
+        if (notices == null) {
             return Duration.ZERO;
+        }
+        if (notices.waiters(call.channel) == 0) {
+            Long headStartUntil = headStarts.get(call.lockKey);
+            if (headStartUntil == null || headStartUntil - System.nanoTime() <= 0) {
+                return Duration.ZERO;
+            }
         }
         join(call);
         return backoff.step(0);

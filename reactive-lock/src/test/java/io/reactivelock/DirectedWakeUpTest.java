@@ -73,6 +73,32 @@ class DirectedWakeUpTest {
     }
 
     @Test
+    void aProcessThatReleasesAndAsksAgainGivesTheSleeperItWokeAHeadStart() {
+        // One shortest backoff step of head start: 1 s here, against a notice that takes milliseconds.
+        LockOptions options = LockOptions.builder().backoff(Duration.ofSeconds(1), Duration.ofSeconds(10))
+                .acquireTimeout(Duration.ofMinutes(1)).build();
+        ReactiveRedisLock first = ReactiveRedisLock.create(redis.uri(), options);
+        ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), options);
+        locks.add(first);
+        locks.add(other);
+        List<String> entered = new CopyOnWriteArrayList<>();
+        Sinks.Empty<Void> firstBody = Sinks.empty();
+        CompletableFuture<?> twice = first.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("first")).then(firstBody.asMono()))
+                .then(first.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("first again"))))
+                .toFuture();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{x}")));
+        CompletableFuture<?> once = other.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("other"))).toFuture();
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{x}:sleepers")) && "1".equals(String.valueOf(
+                redis.callList("PUBSUB", "NUMSUB", "lock:{x}:released").get(1))));
+
+        firstBody.tryEmitEmpty(); // its release wakes the other process's sleeper; it asks again at once
+        twice.join();
+        once.join();
+        assertThat(entered).as("the woken sleeper went before the releaser's next acquisition")
+                .containsExactly("first", "other", "first again");
+    }
+
+    @Test
     void aWaiterThatGetsTheLockIsNoLongerAmongTheSleepersSoReleasesWakeTheOthers() {
         redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()

@@ -61,8 +61,9 @@ public final class LockScripts {
      * holds the token and announces it: without sleepers to every listening process (an empty
      * message); with sleepers to one waiter, the one that started first, by popping and
      * publishing its token (none registered: no message). A sleeper that died without leaving
-     * costs one such notice. Returns 1 if deleted; otherwise takes the token out of the sleepers
-     * (a waiter leaving) and returns 0. A holder's token is not among them: its grant took it out.
+     * costs one such notice. Returns 2 if deleted and a sleeper was woken, 1 if deleted with none
+     * to wake; otherwise takes the token out of the sleepers (a waiter leaving) and returns 0. A
+     * holder's token is not among them: its grant took it out.
      */
     public static final LuaScript RELEASE = LuaScript.of("""
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -72,7 +73,10 @@ public final class LockScripts {
             redis.call('DEL', KEYS[1])
             if KEYS[2] then
               local next = redis.call('ZPOPMIN', KEYS[2])
-              if next[1] then redis.call('PUBLISH', ARGV[2], next[1]) end
+              if next[1] then
+                redis.call('PUBLISH', ARGV[2], next[1])
+                return 2
+              end
             else
               redis.call('PUBLISH', ARGV[2], '')
             end
