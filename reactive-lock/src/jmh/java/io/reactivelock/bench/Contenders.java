@@ -39,16 +39,17 @@ final class Contenders {
     static final String OURS_FAIR = "reactive-lock fair";
     static final String OURS_POLL = "reactive-lock backoff only";
     static final String REDISSON = "Redisson RLockReactive";
+    static final String REDISSON_FAIR = "Redisson fair RLockReactive";
     static final String SPRING_SPIN = "Spring RedisLockRegistry SPIN_LOCK";
     static final String SPRING_PUBSUB = "Spring RedisLockRegistry PUB_SUB_LOCK";
     static final String RAW = "raw floor (SET NX PX + EVALSHA del)";
 
     /** Short ids for -Dbench.contenders, in the order of the tables. */
     static final Map<String, String> IDS = Map.of("ours", OURS, "ours-fair", OURS_FAIR, "ours-poll", OURS_POLL,
-            "redisson", REDISSON, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW);
+            "redisson", REDISSON, "redisson-fair", REDISSON_FAIR, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW);
 
     /** What {@code -Dbench.contenders=all} runs, in this order. */
-    static final List<String> ORDER = List.of("ours", "ours-fair", "ours-poll", "redisson", "spring-spin",
+    static final List<String> ORDER = List.of("ours", "ours-fair", "ours-poll", "redisson", "redisson-fair", "spring-spin",
             "spring-pubsub", "raw");
 
     private Contenders() {}
@@ -59,7 +60,8 @@ final class Contenders {
             case "ours-fair" -> new Contender(OURS_FAIR, false,
                     () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.builder().fair(true).build())));
             case "ours-poll" -> new Contender(OURS_POLL, false, () -> new OursPolling(uri));
-            case "redisson" -> new Contender(REDISSON, false, () -> new RedissonLock(uri));
+            case "redisson" -> new Contender(REDISSON, false, () -> new RedissonLock(uri, false));
+            case "redisson-fair" -> new Contender(REDISSON_FAIR, false, () -> new RedissonLock(uri, true));
             case "spring-spin" -> new Contender(SPRING_SPIN, true, () -> new SpringLock(uri, RedisLockType.SPIN_LOCK));
             case "spring-pubsub" -> new Contender(SPRING_PUBSUB, true, () -> new SpringLock(uri, RedisLockType.PUB_SUB_LOCK));
             case "raw" -> new Contender(RAW, false, () -> new RawFloor(uri));
@@ -121,21 +123,24 @@ final class Contenders {
      * Redisson's reactive lock in watchdog mode (no lease time: a 30 s lease renewed every 10 s
      * while held), a random thread id per acquisition so that every acquisition is its own owner.
      * An instance is one {@code RedissonClient} with the default single-server configuration, as a
-     * user gets it.
+     * user gets it. Fair: {@code getFairLock}, Redisson's FIFO lock, to set beside this library's
+     * fair mode.
      */
     static final class RedissonLock implements Contender.Instance {
         private final RedissonClient client;
         private final RedissonReactiveClient reactive;
         private final Map<String, RLockReactive> locks = new ConcurrentHashMap<>();
+        private final boolean fair;
 
-        RedissonLock(RedisURI uri) {
+        RedissonLock(RedisURI uri, boolean fair) {
             client = redisson(uri);
             reactive = client.reactive();
+            this.fair = fair;
         }
 
         @Override
         public Mono<Void> run(String key, Mono<Void> body) {
-            RLockReactive lock = locks.computeIfAbsent(key, reactive::getLock);
+            RLockReactive lock = locks.computeIfAbsent(key, fair ? reactive::getFairLock : reactive::getLock);
             long threadId = ThreadLocalRandom.current().nextLong();
             return lock.lock(threadId).then(body).then(Mono.defer(() -> lock.unlock(threadId)));
         }
