@@ -98,7 +98,7 @@ final class CellRunner {
 
     /**
      * One round in {@code scenario.jvms} forked JVMs ({@link ForkedWorkers}), all on {@code key}:
-     * each warms its JIT up on a lock of its own for the JIT warm-up time, then they start their
+     * each warms its JIT up on a lock of its own for the forked JVMs' JIT warm-up time, then they start their
      * workers and report ready, this JVM warms up for the JIT warm-up plus the
      * warm-up time, tells them to begin and end the measurement around the Redis counters, then
      * merges what they report and the critical sections they recorded.
@@ -112,7 +112,7 @@ final class CellRunner {
                 Path file = Files.createTempFile(settings.out, "sections-", ".bin");
                 sections.add(file);
                 jvms.add(ForkedWorkers.Jvm.start(settings.forkJvmArgs, uri, scenario, contenderId, j, key, file,
-                        settings.jitWarmupMillis));
+                        settings.forkJitWarmupMillis));
             }
             for (ForkedWorkers.Jvm jvm : jvms) {
                 jvm.awaitReady();

@@ -103,8 +103,9 @@ final class Report {
                 + " workers, C16I one per worker, C16X one per forked JVM.\n");
         md.append("- scenarios: U1/U64 bodies are empty (`Mono.empty()`); a C16 body enters on the thread that got the"
                 + " lock and leaves on a `hop-` thread (reactive: `publishOn`; Spring: `submit(..).get()`). In C16X each"
-                + " forked JVM (").append(settings.forkJvmArgs).append(") first warms up alone for the JIT warm-up"
-                + " time, its 4 workers contending on a lock of its own, then on the shared lock for the JIT warm-up"
+                + " forked JVM (").append(settings.forkJvmArgs).append(") first warms up alone for ")
+                .append(settings.forkJitWarmupMillis / 1000.0).append(" s, its 4 workers contending on a lock of its own (4 JVMs"
+                + " compiling at once on this machine's cores need that long), then on the shared lock for the JIT warm-up"
                 + " plus the warm-up time, and all measure the same window; overlaps and hand-offs to another worker come from every"
                 + " critical section's `System.nanoTime()` interval, merged across the JVMs; CPU, allocation, GC and"
                 + " JIT are summed over them, threads are the largest JVM's.\n\n");

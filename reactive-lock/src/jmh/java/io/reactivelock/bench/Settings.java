@@ -19,6 +19,7 @@ final class Settings {
     final long scaleTimeoutSeconds;
     final String scaleJvmArgs;
     final String forkJvmArgs;
+    final long forkJitWarmupMillis;
     final Path out;
     final Path baseline;
 
@@ -50,6 +51,7 @@ final class Settings {
         scaleTimeoutSeconds = Long.parseLong(prop("bench.scale.timeout", "150"));
         scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
         forkJvmArgs = prop("bench.fork.jvmArgs", "-Xms256m -Xmx256m");
+        forkJitWarmupMillis = millis("bench.fork.jitWarmup", "10");
         out = Path.of(prop("bench.out", "target/bench"));
         String before = prop("bench.baseline", "");
         baseline = before.isEmpty() ? null : Path.of(before);
