@@ -7,10 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
-import reactor.core.Exceptions;
 import reactor.core.scheduler.Scheduler;
-import reactor.util.Logger;
-import reactor.util.Loggers;
 
 /**
  * The delayed tasks of one lock, kept in a queue of their own and put on the options' scheduler
@@ -19,20 +16,22 @@ import reactor.util.Loggers;
  * (of an attempt, a renewal, a release) or renewals due seconds away, each later than the one
  * armed before it, so an uncontended acquire-and-release pair arms none: the scheduler's thread
  * is not woken to re-sort its queue for a timer that will never fire (three wake-ups per pair
- * were a fifth of the CPU an uncontended pair cost).
+ * were a fifth of the CPU an uncontended pair cost). A due task runs as an immediate task of the
+ * scheduler, so due tasks still spread over its workers.
  *
- * <p>Times are read from the options' scheduler, which is resolved at each use as
- * {@link io.reactivelock.LockOptions#scheduler()} is: while it is the one this queue was made on,
- * tasks go through the queue; any other (a virtual-time scheduler installed later) gets them
- * directly. A cancelled task leaves the queue at once; a timer armed for it still fires and finds
- * nothing to run.
+ * <p>The clock: a scheduler whose {@code now} reads the wall clock (Reactor's own schedulers) is
+ * timed with {@link System#nanoTime()} instead, so that a step of the wall clock neither fires
+ * timeouts early nor delays renewals; any other clock (virtual time) is used as it is. The
+ * scheduler is resolved at each use, as {@link io.reactivelock.LockOptions#scheduler()} is: while
+ * it is the one this queue was made on, tasks go through the queue; any other (a virtual-time
+ * scheduler installed later) gets them directly. A cancelled task leaves the queue at once; a
+ * timer armed for it still fires and finds nothing to run.
  */
 public final class Timers implements Scheduler {
 
-    private static final Logger log = Loggers.getLogger(Timers.class);
-
     private final Supplier<Scheduler> scheduler;
     private final Scheduler clock;
+    private final boolean monotonic;
     private final AtomicLong order = new AtomicLong();
     private final ConcurrentSkipListSet<Task> queue = new ConcurrentSkipListSet<>(
             Comparator.comparingLong((Task t) -> t.due).thenComparingLong(t -> t.order));
@@ -45,6 +44,12 @@ public final class Timers implements Scheduler {
     public Timers(Supplier<Scheduler> scheduler) {
         this.scheduler = scheduler;
         this.clock = scheduler.get();
+        this.monotonic = readsWallClock(clock);
+    }
+
+    /** Whether {@code s} tells the wall clock's time (within a second), as Reactor's real-time schedulers do. */
+    private static boolean readsWallClock(Scheduler s) {
+        return Math.abs(s.now(TimeUnit.MILLISECONDS) - System.currentTimeMillis()) < 1_000;
     }
 
     @Override
@@ -58,20 +63,30 @@ public final class Timers implements Scheduler {
         if (s != clock) {
             return s.schedule(task, delay, unit);
         }
-        Task t = new Task(task, clock.now(TimeUnit.NANOSECONDS) + unit.toNanos(delay), order.incrementAndGet());
+        Task t = new Task(task, nanos() + unit.toNanos(delay), order.incrementAndGet());
         queue.add(t);
-        armFor(t.due);
+        try {
+            armFor(t.due);
+        } catch (RuntimeException rejected) {
+            queue.remove(t);
+            throw rejected;
+        }
         return t;
     }
 
     @Override
     public long now(TimeUnit unit) {
-        return scheduler.get().now(unit);
+        Scheduler s = scheduler.get();
+        return s == clock && monotonic ? unit.convert(System.nanoTime(), TimeUnit.NANOSECONDS) : s.now(unit);
     }
 
     @Override
     public Worker createWorker() {
         return scheduler.get().createWorker();
+    }
+
+    private long nanos() {
+        return monotonic ? System.nanoTime() : clock.now(TimeUnit.NANOSECONDS);
     }
 
     /** Arms a timer for {@code due} unless one is armed for that time or earlier. */
@@ -81,21 +96,21 @@ public final class Timers implements Scheduler {
             return;
         }
         armed.add(due);
-        clock.schedule(() -> fire(due), Math.max(0, due - clock.now(TimeUnit.NANOSECONDS)), TimeUnit.NANOSECONDS);
+        try {
+            clock.schedule(() -> fire(due), Math.max(0, due - nanos()), TimeUnit.NANOSECONDS);
+        } catch (RuntimeException rejected) {
+            armed.remove(due); // else no timer would ever be armed again for a later task
+            throw rejected;
+        }
     }
 
-    /** The timer armed for {@code due} fired: runs what is due, and arms one for the next task if none is. */
+    /** The timer armed for {@code due} fired: hands on what is due, and arms one for the next task if none is. */
     private void fire(long due) {
         armed.remove(due);
-        long now = Math.max(due, clock.now(TimeUnit.NANOSECONDS));
+        long now = Math.max(due, nanos());
         for (Task t = first(); t != null && t.due <= now; t = first()) {
             if (queue.remove(t)) {
-                try {
-                    t.task.run();
-                } catch (RuntimeException | Error e) {
-                    Exceptions.throwIfJvmFatal(e);
-                    log.error("A timer task failed", e);
-                }
+                clock.schedule(t.task);
             }
         }
         Task next = first();

@@ -1,13 +1,16 @@
 package io.reactivelock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -101,6 +104,101 @@ class TimersTest {
         assertThat(made.delayed).hasValue(0);
         later.clock.advanceTimeBy(java.time.Duration.ofSeconds(30));
         assertThat(ran).hasSize(3);
+    }
+
+    /** Reactor's parallel scheduler, whose wall clock the test steps by {@code offset}. */
+    private static Scheduler wallClockSteppedBy(AtomicLong offsetMillis) {
+        Scheduler parallel = Schedulers.parallel();
+        return new Scheduler() {
+            @Override
+            public Disposable schedule(Runnable task) {
+                return parallel.schedule(task);
+            }
+
+            @Override
+            public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+                return parallel.schedule(task, delay, unit);
+            }
+
+            @Override
+            public long now(TimeUnit unit) {
+                return unit.convert(System.currentTimeMillis() + offsetMillis.get(), TimeUnit.MILLISECONDS);
+            }
+
+            @Override
+            public Worker createWorker() {
+                return parallel.createWorker();
+            }
+        };
+    }
+
+    @Test
+    void aStepOfTheWallClockNeitherFiresATaskEarlyNorDelaysIt() throws InterruptedException {
+        AtomicLong offset = new AtomicLong();
+        Timers timers = timersOn(wallClockSteppedBy(offset));
+        // In each half, the task due in 100 ms fires after the step and makes the queue look at the
+        // time for the one due in 300 ms: on the stepped clock that one would run at once (an hour
+        // ahead) or an hour late (an hour back).
+        long start = System.nanoTime();
+        AtomicLong ranAfter = new AtomicLong();
+        CountDownLatch ran = new CountDownLatch(1);
+        timers.schedule(() -> { }, 100, TimeUnit.MILLISECONDS);
+        timers.schedule(() -> {
+            ranAfter.set(System.nanoTime() - start);
+            ran.countDown();
+        }, 300, TimeUnit.MILLISECONDS);
+        offset.set(TimeUnit.HOURS.toMillis(1));
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(ranAfter.get()).as("ran after its 300 ms, not when the wall clock jumped ahead")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
+
+        CountDownLatch ranToo = new CountDownLatch(1);
+        timers.schedule(() -> { }, 100, TimeUnit.MILLISECONDS);
+        timers.schedule(ranToo::countDown, 300, TimeUnit.MILLISECONDS);
+        offset.set(-TimeUnit.HOURS.toMillis(1));
+        assertThat(ranToo.await(10, TimeUnit.SECONDS)).as("ran within 10 s of its 300 ms after the clock stepped back")
+                .isTrue();
+    }
+
+    @Test
+    void aTimerTheSchedulerRefusedDoesNotKeepLaterTasksFromBeingArmed() {
+        Counting c = new Counting();
+        AtomicInteger refusals = new AtomicInteger(1);
+        Scheduler refusingOnce = new Scheduler() {
+            @Override
+            public Disposable schedule(Runnable task) {
+                return c.scheduler.schedule(task);
+            }
+
+            @Override
+            public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+                if (refusals.getAndDecrement() > 0) {
+                    throw new RejectedExecutionException("full");
+                }
+                return c.scheduler.schedule(task, delay, unit);
+            }
+
+            @Override
+            public long now(TimeUnit unit) {
+                return c.clock.now(unit);
+            }
+
+            @Override
+            public Worker createWorker() {
+                return c.clock.createWorker();
+            }
+        };
+        Timers timers = timersOn(refusingOnce);
+        List<String> ran = new CopyOnWriteArrayList<>();
+        assertThatThrownBy(() -> timers.schedule(() -> ran.add("refused"), 100, TimeUnit.MILLISECONDS))
+                .isInstanceOf(RejectedExecutionException.class);
+        timers.schedule(() -> ran.add("later"), 200, TimeUnit.MILLISECONDS);
+        c.clock.advanceTimeBy(java.time.Duration.ofMillis(200));
+        assertThat(ran).containsExactly("later");
+    }
+
+    private static Timers timersOn(Scheduler scheduler) {
+        return new Timers(() -> scheduler);
     }
 
     @Test
