@@ -225,9 +225,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /** Newcomers of this process on the lock of {@code call} hold back one shortest backoff step, for the sleeper it woke. */
     private void giveHeadStart(Call call) {
         long step = options.minBackoff().toNanos();
-        headStarts.put(call.lockKey, System.nanoTime() + step);
-        call.acquisition.timers().schedule(() -> headStarts.computeIfPresent(call.lockKey,
-                (key, until) -> until - System.nanoTime() > 0 ? until : null), step, TimeUnit.NANOSECONDS);
+        Long until = System.nanoTime() + step;
+        headStarts.put(call.lockKey, until);
+        call.acquisition.timers().schedule(() -> headStarts.remove(call.lockKey, until), step, TimeUnit.NANOSECONDS);
     }
 
     /** The lease was already gone: the reserved waiter tries on its own. */

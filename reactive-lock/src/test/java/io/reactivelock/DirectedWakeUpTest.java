@@ -99,6 +99,17 @@ class DirectedWakeUpTest {
     }
 
     @Test
+    void aReleaseThatFindsTheHoldersOwnTokenOldestAmongTheSleepersWakesTheNextOneInstead() {
+        // An attempt of the holder's that found the lock busy ran after its grant (a NOSCRIPT retry).
+        redis.call("SET", "lock:{a}", "holder", "PX", "60000");
+        redis.call("ZADD", "lock:{a}:sleepers", "1", "holder", "2", "sleeper");
+        assertThat(redis.call("EVAL", LockScripts.RELEASE.source(), "2", "lock:{a}", "lock:{a}:sleepers", "holder",
+                "lock:{a}:released")).as("released, and a sleeper woken").isEqualTo("2");
+        assertThat(redis.call("EXISTS", "lock:{a}", "lock:{a}:sleepers")).as("the sleeper was popped, the holder's entry too")
+                .isEqualTo("0");
+    }
+
+    @Test
     void aWaiterThatGetsTheLockIsNoLongerAmongTheSleepersSoReleasesWakeTheOthers() {
         redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()

@@ -63,7 +63,9 @@ public final class LockScripts {
      * publishing its token (none registered: no message). A sleeper that died without leaving
      * costs one such notice. Returns 2 if deleted and a sleeper was woken, 1 if deleted with none
      * to wake; otherwise takes the token out of the sleepers (a waiter leaving) and returns 0. A
-     * holder's token is not among them: its grant took it out.
+     * holder's token is not among them, since its grant took it out, unless an attempt of its that
+     * found the lock busy ran after the grant (replies of one connection come in order, but a
+     * {@code NOSCRIPT} retry is a second command): if it is the oldest, it is popped and passed over.
      */
     public static final LuaScript RELEASE = LuaScript.of("""
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -73,6 +75,7 @@ public final class LockScripts {
             redis.call('DEL', KEYS[1])
             if KEYS[2] then
               local next = redis.call('ZPOPMIN', KEYS[2])
+              if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
               if next[1] then
                 redis.call('PUBLISH', ARGV[2], next[1])
                 return 2

@@ -176,7 +176,9 @@ public final class ReleaseNotices<C> {
     private void drain(String name, Channel<C> c, int missed) {
         int todo = missed;
         while (true) {
-            boolean want = (!c.waiters.isEmpty() || c.lingering) && !c.refused;
+            // A channel object no longer in the map (removed while a late leave made it linger) must not
+            // subscribe: its later unsubscribe would silence the channel object that replaced it.
+            boolean want = (!c.waiters.isEmpty() || c.lingering) && !c.refused && channels.get(name) == c;
             if (want != c.subscribed) {
                 c.subscribed = want;
                 int done = todo;
