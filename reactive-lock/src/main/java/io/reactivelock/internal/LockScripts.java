@@ -6,16 +6,24 @@ public final class LockScripts {
     private LockScripts() {}
 
     /**
-     * Issues the next fencing token into {@code fence}, given {@code now} (a {@code TIME} reply),
-     * KEYS[2] (the fencing record) and ARGV[3] (its retention in ms): the server clock in
-     * microseconds, or one above the last token issued for the lock if that is higher.
+     * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
+     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms): the
+     * server clock in microseconds, or one above the last token issued for the lock if that is
+     * higher. The record is written and the last token read in one {@code SET ... GET} (Redis 6.2);
+     * only when the clock is not ahead of the last token (it stepped back) is it written again.
      */
-    private static final String NEXT_FENCE = """
-            local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-            local last = tonumber(redis.call('GET', KEYS[2]))
-            if last and last >= fence then fence = last + 1 end
-            redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
-            """;
+    static String nextFence(String time) {
+        return """
+                local fence = tonumber(%1$s[1]) * 1000000 + tonumber(%1$s[2])
+                local last = tonumber(redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET'))
+                if last and last >= fence then
+                  fence = last + 1
+                  redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3])
+                end
+                """.formatted(time);
+    }
+
+    private static final String NEXT_FENCE = nextFence("now");
 
     /**
      * KEYS: lock, fence, and optionally sleepers. ARGV: token, ttl ms, fence retention ms, and with

@@ -108,10 +108,7 @@ public final class PrimitiveScripts {
               redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             end
             redis.call('ZREM', KEYS[4], ARGV[1])
-            local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            local last = tonumber(redis.call('GET', KEYS[2]))
-            if last and last >= fence then fence = last + 1 end
-            redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+            """ + LockScripts.nextFence("t") + """
             return fence
             """);
 
