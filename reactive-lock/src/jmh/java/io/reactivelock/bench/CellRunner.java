@@ -99,7 +99,7 @@ final class CellRunner {
     /**
      * One round in {@code scenario.jvms} forked JVMs ({@link ForkedWorkers}), all on {@code key}:
      * each warms its JIT up on a lock of its own for the forked JVMs' JIT warm-up time, then they start their
-     * workers and report ready, this JVM warms up for the JIT warm-up plus the
+     * workers and report ready, this JVM warms them up for the forked JVMs' JIT warm-up plus the
      * warm-up time, tells them to begin and end the measurement around the Redis counters, then
      * merges what they report and the critical sections they recorded.
      */
@@ -117,7 +117,7 @@ final class CellRunner {
             for (ForkedWorkers.Jvm jvm : jvms) {
                 jvm.awaitReady();
             }
-            long[] monitor = warmUp(settings.jitWarmupMillis + settings.warmupMillis);
+            long[] monitor = warmUp(settings.forkJitWarmupMillis + settings.warmupMillis);
             measure(into, monitor, () -> jvms.forEach(j -> j.send("BEGIN")), () -> jvms.forEach(j -> j.send("END")));
             long ops = 0;
             for (ForkedWorkers.Jvm jvm : jvms) {

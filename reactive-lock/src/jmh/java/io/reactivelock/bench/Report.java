@@ -105,8 +105,9 @@ final class Report {
                 + " lock and leaves on a `hop-` thread (reactive: `publishOn`; Spring: `submit(..).get()`). In C16X each"
                 + " forked JVM (").append(settings.forkJvmArgs).append(") first warms up alone for ")
                 .append(settings.forkJitWarmupMillis / 1000.0).append(" s, its 4 workers contending on a lock of its own (4 JVMs"
-                + " compiling at once on this machine's cores need that long), then on the shared lock for the JIT warm-up"
-                + " plus the warm-up time, and all measure the same window; overlaps and hand-offs to another worker come from every"
+                + " compiling at once on this machine's cores need that long), then on the shared lock for that long again"
+                + " plus the warm-up time (the paths of hand-offs between processes get hot only there), and all measure"
+                + " the same window; overlaps and hand-offs to another worker come from every"
                 + " critical section's `System.nanoTime()` interval, merged across the JVMs; CPU, allocation, GC and"
                 + " JIT are summed over them, threads are the largest JVM's.\n\n");
         md.append("Ratios: `xR` against Redisson, `xraw` against the raw floor; > 1 means more of the figure"

@@ -51,7 +51,7 @@ final class Settings {
         scaleTimeoutSeconds = Long.parseLong(prop("bench.scale.timeout", "150"));
         scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
         forkJvmArgs = prop("bench.fork.jvmArgs", "-Xms256m -Xmx256m");
-        forkJitWarmupMillis = millis("bench.fork.jitWarmup", "10");
+        forkJitWarmupMillis = millis("bench.fork.jitWarmup", "8");
         out = Path.of(prop("bench.out", "target/bench"));
         String before = prop("bench.baseline", "");
         baseline = before.isEmpty() ? null : Path.of(before);
