@@ -57,10 +57,15 @@ class RedlockContractTest extends ReactiveLockContract {
         servers.forEach(s -> s.call("DEL", "lock:{" + name + "}"));
     }
 
-    /** Locked on any node: a release must leave the key on none of them. */
+    /**
+     * Held by a majority of the nodes, as a Redlock is held. {@code withLock} ends once a majority
+     * answered its release, with the release to the last node possibly still on its way (the check
+     * on any node failed once in CI for that); {@code RedlockLockTest.assertReleased} checks that
+     * the key then goes from every node.
+     */
     @Override
     protected boolean isLocked(String name) {
-        return servers.stream().anyMatch(s -> "1".equals(s.call("EXISTS", "lock:{" + name + "}")));
+        return servers.stream().filter(s -> "1".equals(s.call("EXISTS", "lock:{" + name + "}"))).count() > servers.size() / 2;
     }
 
     @Override
