@@ -2,6 +2,8 @@ package io.reactivelock.internal;
 
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Ownership tokens: 128 bits from a {@link SecureRandom}, as 32 lowercase hex digits.
@@ -12,7 +14,8 @@ import java.security.SecureRandom;
  * once, to seed itself, which {@link #seed()} makes happen at start-up. Tokens' bytes are drawn
  * 32 tokens at a time, and each token's bytes are wiped once it is made: a DRBG call has a fixed
  * cost of several hashes, which one per token made it a twentieth of an uncontended pair's CPU.
- * The draw is under a monitor, as the DRBG's own calls are; nothing waits in it but for a draw.
+ * Threads claim tokens of the current batch by an atomic counter; whoever finds it used up draws
+ * the next one, and a batch drawn by a thread that lost that race is dropped.
  */
 public final class Tokens {
 
@@ -20,10 +23,7 @@ public final class Tokens {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
     private static final int BYTES = 16;
     private static final int BATCH = 32;
-    /** Tokens' bytes drawn ahead; guarded by itself. */
-    private static final byte[] AHEAD = new byte[BYTES * BATCH];
-    /** How many tokens of {@link #AHEAD} were used; guarded by {@code AHEAD}. */
-    private static int taken = BATCH;
+    private static final AtomicReference<Batch> CURRENT = new AtomicReference<>(new Batch());
 
     private Tokens() {}
 
@@ -34,21 +34,36 @@ public final class Tokens {
 
     /** A new token; each acquisition draws its own. */
     public static String next() {
-        char[] out = new char[2 * BYTES];
-        synchronized (AHEAD) {
-            if (taken == BATCH) {
-                RANDOM.nextBytes(AHEAD);
-                taken = 0;
+        while (true) {
+            Batch batch = CURRENT.get();
+            int index = batch.taken.getAndIncrement();
+            if (index < BATCH) {
+                return batch.token(index);
             }
-            int from = BYTES * taken++;
+            CURRENT.compareAndSet(batch, new Batch());
+        }
+    }
+
+    /** {@value #BATCH} tokens' bytes drawn at once; each index is claimed by one thread. */
+    private static final class Batch {
+        final byte[] bytes = new byte[BYTES * BATCH];
+        final AtomicInteger taken = new AtomicInteger();
+
+        Batch() {
+            RANDOM.nextBytes(bytes);
+        }
+
+        String token(int index) {
+            int from = BYTES * index;
+            char[] out = new char[2 * BYTES];
             for (int i = 0; i < BYTES; i++) {
-                byte b = AHEAD[from + i];
+                byte b = bytes[from + i];
                 out[2 * i] = HEX[(b >> 4) & 0xF];
                 out[2 * i + 1] = HEX[b & 0xF];
-                AHEAD[from + i] = 0;
+                bytes[from + i] = 0;
             }
+            return new String(out);
         }
-        return new String(out);
     }
 
     private static SecureRandom drbg() {
