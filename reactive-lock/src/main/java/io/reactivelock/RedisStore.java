@@ -73,8 +73,6 @@ class RedisStore implements LockStore<RedisStore.Call> {
         /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
         final String startedAt = Long.toString(System.currentTimeMillis());
         volatile ReleaseNotices.@Nullable Waiter<Call> waiter;
-        /** Whether an attempt was sent: from then on this token may be among the sleepers. */
-        volatile boolean attempted;
 
         Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
             this.acquisition = acquisition;
@@ -112,7 +110,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return notices == null
                 ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
                 : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt,
-                        call.attempted ? "1" : "0"};
+                        call.acquisition.attempts() > 1 ? "1" : "0"}; // an earlier attempt may have registered
     }
 
     String[] releaseKeys(Call call) {
@@ -128,9 +126,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public CompletionStage<Reply> acquire(Call call) {
         long validFor = call.acquisition.ttl().toNanos();
-        String[] args = acquireArgs(call);
-        call.attempted = true;
-        return scripts.run(acquireScript(), acquireKeys(call), args)
+        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 

@@ -268,6 +268,11 @@ public final class LockCore<C> {
             return call;
         }
 
+        /** The attempts sent so far, the one being sent included. */
+        public int attempts() {
+            return attempts.get();
+        }
+
         /** Whether the subscription has ended (a reply for it now must be released). */
         public boolean isDone() {
             return state.get() == DONE;
