@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Issue 13: background releases are coalesced per lock name. During an outage, every cancelled

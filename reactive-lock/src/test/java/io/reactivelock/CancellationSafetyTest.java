@@ -18,6 +18,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.util.RaceTestUtils;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Thousands of acquisitions cancelled at random moments (before the command is sent, while it

@@ -9,7 +9,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
-import io.reactivelock.internal.LockKeys;
+import io.reactivelock.redis.LockKeys;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CounterWorkload;
 import io.reactivelock.support.RedisCluster;
@@ -37,6 +37,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The lock on a three-master Redis Cluster through {@link ReactiveRedisLock#create(RedisClusterClient, LockOptions)}:

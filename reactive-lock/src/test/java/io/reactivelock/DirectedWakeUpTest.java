@@ -3,7 +3,7 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.internal.LockScripts;
+import io.reactivelock.redis.LockScripts;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Issue 14: with waiters in separate lock instances (as separate processes are), a non-fair

@@ -29,6 +29,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Waiters in another process (another lock instance, with its own client) wake on release notices

@@ -7,7 +7,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
-import io.reactivelock.internal.LockKeys;
+import io.reactivelock.redis.LockKeys;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.RedisCluster;
@@ -37,6 +37,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
+import io.reactivelock.redis.ReactiveRedisMultiLock;
 
 /**
  * The multi-lock on a three-master Redis Cluster through {@link ReactiveRedisMultiLock#create(RedisClusterClient, LockOptions)}:

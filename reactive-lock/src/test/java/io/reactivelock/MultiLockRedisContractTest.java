@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
+import io.reactivelock.redis.ReactiveRedisMultiLock;
 
 /**
  * The {@link MultiLockContract} on a real Redis, with the single lock's keys: a name is held while

@@ -22,6 +22,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisMultiLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * What the Redis multi-lock keeps in Redis, how it and the single lock share their names, and how

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * 32 concurrent bodies do a non-atomic read-modify-write of a Redis counter ({@link CounterWorkload}),

@@ -9,7 +9,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
-import io.reactivelock.internal.LockScripts;
+import io.reactivelock.redis.LockScripts;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -30,6 +30,7 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * What only the Redis lock shows: its keys, scripts, connections and Redis errors. The behaviour

@@ -3,7 +3,7 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.internal.PrimitiveScripts;
+import io.reactivelock.redis.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -18,6 +18,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisReadWriteLock;
 
 /** What the Redis read-write lock keeps in Redis and how its waiters learn of a release. */
 @WithRedis

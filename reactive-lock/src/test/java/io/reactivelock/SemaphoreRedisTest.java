@@ -14,6 +14,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisSemaphore;
 
 /** What the Redis semaphore keeps in Redis and how its waiters learn of a release. */
 @WithRedis

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockLease;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.redis.ReactiveRedisReadWriteLock;
+import io.reactivelock.redis.ReactiveRedisSemaphore;
 import io.reactivelock.examples.redis.RedisEndpoint;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -2,9 +2,9 @@ package io.reactivelock.bench;
 
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisMultiLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.redis.ReactiveRedisMultiLock;
+import io.reactivelock.redis.ReactiveRedisReadWriteLock;
+import io.reactivelock.redis.ReactiveRedisSemaphore;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

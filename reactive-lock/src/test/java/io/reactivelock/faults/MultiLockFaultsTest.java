@@ -9,7 +9,7 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.MultiLockLease;
-import io.reactivelock.ReactiveRedisMultiLock;
+import io.reactivelock.redis.ReactiveRedisMultiLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;

@@ -9,7 +9,7 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.FencedResource;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;

@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import io.reactivelock.redis.LockKeys;
 
 class LockKeysTest {
 

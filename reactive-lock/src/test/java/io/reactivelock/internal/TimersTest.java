@@ -18,6 +18,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.scheduler.VirtualTimeScheduler;
+import io.reactivelock.spi.Timers;
 
 class TimersTest {
 

@@ -18,7 +18,7 @@ import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisSentinelSet;
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;

@@ -26,8 +26,10 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.RedlockOptions;
+import io.reactivelock.redis.ReactiveRedlock;
 
-/** What a {@link LockListener} hears from a {@link RedlockLock} over five real Redis servers. */
+/** What a {@link LockListener} hears from a {@link ReactiveRedlock} over five real Redis servers. */
 class RedlockListenerTest {
 
     private static final int N = 5;
@@ -40,7 +42,7 @@ class RedlockListenerTest {
     private static final Duration SHORT_TTL = Duration.ofMillis(900);
 
     private static final List<RedisServer> servers = new ArrayList<>();
-    private final List<RedlockLock> locks = new ArrayList<>();
+    private final List<ReactiveRedlock> locks = new ArrayList<>();
     private final RecordingListener events = new RecordingListener();
 
     @BeforeAll
@@ -63,12 +65,12 @@ class RedlockListenerTest {
 
     @AfterEach
     void closeLocks() {
-        locks.forEach(RedlockLock::close);
+        locks.forEach(ReactiveRedlock::close);
     }
 
     /** A lock that fails at once on a busy name and reports to {@link #events}. */
-    private RedlockLock lock(RedlockOptions redlock) {
-        RedlockLock lock = RedlockLock.create(servers.stream().map(RedisServer::uri).toList(),
+    private ReactiveRedlock lock(RedlockOptions redlock) {
+        ReactiveRedlock lock = ReactiveRedlock.create(servers.stream().map(RedisServer::uri).toList(),
                 LockOptions.builder().acquireTimeout(Duration.ZERO).listener(events).build(), redlock);
         locks.add(lock);
         return lock;
@@ -86,7 +88,7 @@ class RedlockListenerTest {
 
     @Test
     void aLockHeldOnEveryNodeIsHeardAsAnAcquireFailureWithoutCause() {
-        RedlockLock lock = lock(PATIENT);
+        ReactiveRedlock lock = lock(PATIENT);
         Sinks.Empty<Void> finish = Sinks.empty();
         Disposable holder = lock.withLock("a", TTL, finish.asMono()).subscribe();
         poll().until(() -> events.list.contains("acquired a"));
@@ -111,7 +113,7 @@ class RedlockListenerTest {
 
     @Test
     void aLockRequestedAfterCloseIsHeardAsAnAcquireFailure() {
-        RedlockLock lock = lock(PATIENT);
+        ReactiveRedlock lock = lock(PATIENT);
         lock.close();
         StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(LockClosedException.class);
         assertThat(events.list).containsExactly("acquireFailed a");
@@ -125,7 +127,7 @@ class RedlockListenerTest {
      */
     @Test
     void aLockHeldByAnotherOnTheNodesThatAnswerIsBusyEvenWithAFailedNode() {
-        RedlockLock lock = lock(QUICK);
+        ReactiveRedlock lock = lock(QUICK);
         Sinks.Empty<Void> finish = Sinks.empty();
         Disposable holder = lock.withLock("a", TTL, finish.asMono()).subscribe();
         poll().until(() -> events.list.contains("acquired a"));
@@ -147,7 +149,7 @@ class RedlockListenerTest {
     /** With three of five nodes silent, no majority can answer: the reason says so, with the nodes' error. */
     @Test
     void tooManySilentNodesIsAQuorumNotReached() {
-        RedlockLock lock = lock(QUICK);
+        ReactiveRedlock lock = lock(QUICK);
         servers.subList(2, 5).forEach(RedisServer::pause);
         try {
             StepVerifier.create(lock.withLock("a", TTL, Mono.just(1)))

@@ -10,7 +10,7 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.internal.LockScripts;
+import io.reactivelock.redis.LockScripts;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +33,8 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
+import io.reactivelock.redis.RedlockOptions;
+import io.reactivelock.redis.ReactiveRedlock;
 
 /**
  * Redlock over five real, independent Redis servers, which the tests kill, pause (SIGSTOP) and
@@ -51,7 +53,7 @@ class RedlockLockTest {
     private static final Duration SHORT_TTL = Duration.ofMillis(900);
 
     private static final List<RedisServer> servers = new ArrayList<>();
-    private final List<RedlockLock> locks = new ArrayList<>();
+    private final List<ReactiveRedlock> locks = new ArrayList<>();
 
     @BeforeAll
     static void startServers() {
@@ -81,20 +83,20 @@ class RedlockLockTest {
     @AfterEach
     void closeLocks() {
         servers.forEach(RedisServer::resume);
-        locks.forEach(RedlockLock::close);
+        locks.forEach(ReactiveRedlock::close);
     }
 
     private static List<RedisURI> uris() {
         return servers.stream().map(RedisServer::uri).toList();
     }
 
-    private RedlockLock lock(LockOptions options, RedlockOptions redlock) {
-        RedlockLock lock = RedlockLock.create(uris(), options, redlock);
+    private ReactiveRedlock lock(LockOptions options, RedlockOptions redlock) {
+        ReactiveRedlock lock = ReactiveRedlock.create(uris(), options, redlock);
         locks.add(lock);
         return lock;
     }
 
-    private RedlockLock lock() {
+    private ReactiveRedlock lock() {
         return lock(LockOptions.builder().acquireTimeout(Duration.ofSeconds(5)).build(), PATIENT);
     }
 
@@ -178,7 +180,7 @@ class RedlockLockTest {
 
     @Test
     void aSecondHolderWaitsUntilTheFirstReleases() {
-        RedlockLock lock = lock();
+        ReactiveRedlock lock = lock();
         Sinks.Empty<Void> firstBody = Sinks.empty();
         Disposable first = lock.withLock("a", TTL, firstBody.asMono()).subscribe();
         awaitNodesHolding("a", N);
@@ -211,7 +213,7 @@ class RedlockLockTest {
 
     @Test
     void withTwoOfFiveNodesKilledLockingStillWorks() {
-        RedlockLock lock = lock();
+        ReactiveRedlock lock = lock();
         kill(0, 1);
         for (int i = 0; i < 3; i++) {
             StepVerifier.create(lock.withLock("a", TTL, nodesHoldingFromBody("a")))
@@ -223,7 +225,7 @@ class RedlockLockTest {
 
     @Test
     void withThreeOfFiveNodesKilledAcquisitionFailsNamingTheQuorumAndLeavesNothingLocked() {
-        RedlockLock lock = lock(impatient(), PATIENT);
+        ReactiveRedlock lock = lock(impatient(), PATIENT);
         kill(0, 1, 2);
         PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
         StepVerifier.create(lock.withLock("a", TTL, body.mono()))
@@ -256,7 +258,7 @@ class RedlockLockTest {
 
     @Test
     void aPausedNodeDoesNotHoldUpAcquisitionAndItsAbandonedGrantIsReleasedWhenItWakes() {
-        RedlockLock lock = lock(LockOptions.defaults(), PATIENT);
+        ReactiveRedlock lock = lock(LockOptions.defaults(), PATIENT);
         RedisServer frozen = servers.get(0);
         frozen.pause();
         long start = System.nanoTime();
@@ -278,7 +280,7 @@ class RedlockLockTest {
     void aGrantThatOvertakesTheReleaseThroughTheNoscriptFallbackIsReleasedToo() {
         // Two nodes restarted without our acquire script but with the release one: there the acquire
         // needs NOSCRIPT then EVAL, so the release, sent meanwhile, runs first and the grant after it.
-        RedlockLock lock = lock();
+        ReactiveRedlock lock = lock();
         List<RedisServer> slow = servers.subList(3, 5);
         for (RedisServer node : slow) {
             node.call("SCRIPT", "FLUSH");
@@ -294,7 +296,7 @@ class RedlockLockTest {
 
     @Test
     void whenTheMajorityWaitsOnAPausedNodeTheAttemptIsAbandonedAtTheNodeTimeout() {
-        RedlockLock lock = lock(LockOptions.builder().acquireTimeout(Duration.ZERO).build(), PATIENT);
+        ReactiveRedlock lock = lock(LockOptions.builder().acquireTimeout(Duration.ZERO).build(), PATIENT);
         kill(0, 1);
         RedisServer frozen = servers.get(2);
         frozen.pause();
@@ -350,7 +352,7 @@ class RedlockLockTest {
 
     @Test
     void cancellingWhileAcquiringReleasesOnEveryNodeIncludingGrantsThatArriveAfterTheCancel() {
-        RedlockLock lock = lock(LockOptions.defaults(), new RedlockOptions(Duration.ofSeconds(30), 0.01));
+        ReactiveRedlock lock = lock(LockOptions.defaults(), new RedlockOptions(Duration.ofSeconds(30), 0.01));
         IntStream.range(0, 3).forEach(i -> servers.get(i).pause());
         PublisherProbe<Object> body = PublisherProbe.of(Mono.just("x"));
         Disposable acquiring = lock.withLock("a", TTL, body.mono()).subscribe();
@@ -365,7 +367,7 @@ class RedlockLockTest {
 
     @Test
     void acquisitionsCancelledAtRandomMomentsLeaveNoLockOnAnyNode() {
-        RedlockLock lock = lock(LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build(), PATIENT);
+        ReactiveRedlock lock = lock(LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build(), PATIENT);
         AtomicInteger bodiesRun = new AtomicInteger();
         AtomicInteger completed = new AtomicInteger();
         Flux.range(0, 1_000)
@@ -394,7 +396,7 @@ class RedlockLockTest {
 
     @Test
     void renewalKeepsTheLockOnTheLiveMajorityWhileTheBodyOutlivesTheTtl() {
-        RedlockLock lock = lock(LockOptions.defaults(), QUICK);
+        ReactiveRedlock lock = lock(LockOptions.defaults(), QUICK);
         kill(0, 1);
         Mono<Integer> longBody = Mono.delay(SHORT_TTL.multipliedBy(3)).then(nodesHoldingFromBody("a"));
         StepVerifier.create(lock.withLock("a", SHORT_TTL, longBody))
@@ -434,7 +436,7 @@ class RedlockLockTest {
 
     @Test
     void reachingTheMaximumLeaseTimeCancelsTheBodyAndReleasesOnEveryNode() {
-        RedlockLock capped = lock(LockOptions.builder().maxLeaseTime(Duration.ofMillis(1500)).build(), QUICK);
+        ReactiveRedlock capped = lock(LockOptions.builder().maxLeaseTime(Duration.ofMillis(1500)).build(), QUICK);
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         StepVerifier.create(capped.withLock("a", SHORT_TTL, body.mono()))
                 .expectError(LeaseTimeExceededException.class)
@@ -447,13 +449,13 @@ class RedlockLockTest {
 
     @Test
     void fewerThanThreeNodesAreRejected() {
-        assertThatThrownBy(() -> RedlockLock.create(uris().subList(0, 1), LockOptions.defaults()))
+        assertThatThrownBy(() -> ReactiveRedlock.create(uris().subList(0, 1), LockOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("Redlock needs at least 3 nodes, got 1");
     }
 
     @Test
     void anEvenNumberOfNodesIsRejected() {
-        assertThatThrownBy(() -> RedlockLock.create(uris().subList(0, 4), LockOptions.defaults()))
+        assertThatThrownBy(() -> ReactiveRedlock.create(uris().subList(0, 4), LockOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs an odd number of nodes")
                 .hasMessageContaining("got 4");
     }
@@ -463,14 +465,14 @@ class RedlockLockTest {
         int port = servers.get(0).port();
         List<RedisURI> twice = List.of(RedisURI.create("redis://localhost:" + port),
                 RedisURI.create("redis://LOCALHOST:" + port), servers.get(1).uri());
-        assertThatThrownBy(() -> RedlockLock.create(twice, LockOptions.defaults()))
+        assertThatThrownBy(() -> ReactiveRedlock.create(twice, LockOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("Redlock nodes must be distinct servers, but localhost:" + port + " is given twice");
     }
 
     @Test
     void fairOptionsAreRejected() {
-        assertThatThrownBy(() -> RedlockLock.create(uris(), LockOptions.builder().fair(true).build()))
+        assertThatThrownBy(() -> ReactiveRedlock.create(uris(), LockOptions.builder().fair(true).build()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no fair mode");
     }
 
@@ -484,7 +486,7 @@ class RedlockLockTest {
 
     @Test
     void aTtlNotAboveTheNodeTimeoutPlusDriftIsRejectedAtCallTime() {
-        RedlockLock lock = lock(LockOptions.defaults(), new RedlockOptions(Duration.ofMillis(200), 0.01));
+        ReactiveRedlock lock = lock(LockOptions.defaults(), new RedlockOptions(Duration.ofMillis(200), 0.01));
         assertThatThrownBy(() -> lock.withLock("a", Duration.ofMillis(201), Mono.just("x")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must exceed the node timeout");
         assertThatThrownBy(() -> lock.withLock("", TTL, Mono.just("x"))).isInstanceOf(IllegalArgumentException.class);
@@ -493,7 +495,7 @@ class RedlockLockTest {
 
     @Test
     void afterCloseNewLocksFail() {
-        RedlockLock lock = lock();
+        ReactiveRedlock lock = lock();
         lock.close();
         StepVerifier.create(lock.withLock("a", TTL, Mono.just("x")))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(io.reactivelock.LockClosedException.class)

@@ -16,6 +16,8 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.reactivelock.redis.RedlockOptions;
+import io.reactivelock.redis.ReactiveRedlock;
 
 /**
  * 32 concurrent bodies do a non-atomic read-modify-write of a counter kept in a separate Redis,
@@ -51,7 +53,7 @@ class RedlockMutualExclusionTest {
 
     @Test
     void withRedlockEveryUpdateLandsAndOneHolderIsInsideAtATime() {
-        try (RedlockLock lock = RedlockLock.create(nodes.stream().map(RedisServer::uri).toList(),
+        try (ReactiveRedlock lock = ReactiveRedlock.create(nodes.stream().map(RedisServer::uri).toList(),
                 // Short backoff steps: waiters poll (Redlock has no release notices), so the steps set the
                 // hand-off time, and frequent attempts also make split votes between waiters common.
                 LockOptions.builder().acquireTimeout(Duration.ofSeconds(30))

@@ -6,6 +6,7 @@ import io.reactivelock.testing.ReactiveLockContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /** The {@link ReactiveLockContract} on a real Redis; a lease expires by deleting its key. */
 @WithRedis

@@ -1,6 +1,6 @@
 package io.reactivelock;
 
-import io.reactivelock.internal.PrimitiveScripts;
+import io.reactivelock.redis.PrimitiveScripts;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.ReadWriteLockContract;
@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
+import io.reactivelock.redis.ReactiveRedisReadWriteLock;
 
 /**
  * The {@link ReadWriteLockContract} on a real Redis. A dead holder is one that ran the acquire

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Micrometer meters of a lock of this library ({@link io.reactivelock.ReactiveRedisLock},
- * {@link io.reactivelock.redlock.RedlockLock} or reactive-lock-test's {@code InMemoryReactiveLock}),
+ * {@link io.reactivelock.redlock.ReactiveRedlock} or reactive-lock-test's {@code InMemoryReactiveLock}),
  * fed as its listener:
  *
  * <pre>{@code

@@ -12,7 +12,7 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;

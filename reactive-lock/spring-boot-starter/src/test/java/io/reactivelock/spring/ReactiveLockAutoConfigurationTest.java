@@ -19,7 +19,7 @@ import io.reactivelock.Leadership;
 import io.reactivelock.ReactiveMultiLock;
 import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.ReactiveSemaphore;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.micrometer.LockMetrics;
 import io.reactivelock.micrometer.ObservedReactiveLock;
 import io.reactivelock.support.RedisServer;

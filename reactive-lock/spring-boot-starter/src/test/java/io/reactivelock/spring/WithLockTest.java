@@ -13,7 +13,7 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.ReentrantReactiveLock;
 import io.reactivelock.spring.WithLock.OnBusy;
 import io.reactivelock.support.CounterWorkload;
