@@ -4,13 +4,13 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
-import io.reactivelock.LeaderElection;
 import io.reactivelock.LockClosedException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.Primitive;
 import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveLockClient;
 import io.reactivelock.ReactiveMultiLock;
 import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.ReactiveSemaphore;
@@ -27,9 +27,9 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The client of one Redis deployment (a standalone server, a Sentinel-managed master given by a
- * Sentinel {@link RedisURI}, or a Cluster): a {@link ReactiveLock} itself, and the source of every
- * other primitive on the same deployment. One per application and deployment; everything it hands
+ * The {@link ReactiveLockClient} of one Redis deployment (a standalone server, a Sentinel-managed
+ * master given by a Sentinel {@link RedisURI}, or a Cluster): a {@link ReactiveLock} itself, and the
+ * source of every other primitive on the same deployment. One per application and deployment; everything it hands
  * out shares its two connections (commands, and pub/sub for release notices).
  *
  * <pre>{@code
@@ -53,7 +53,7 @@ import reactor.core.publisher.Mono;
  * them in {@link #closeAsync()}; one made from the caller's Lettuce client closes only the
  * connections it opened.
  */
-public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
+public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseable {
 
     private final LockOptions options;
     private final RedisConnections connections;
@@ -156,6 +156,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * process still get the lock in arrival order by in-process hand-off, while waiters in other
      * processes compete for it.)
      */
+    @Override
     public ReactiveLock fair() {
         return fairCore.withAcquireTimeout(options.acquireTimeout());
     }
@@ -167,6 +168,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      *
      * @throws IllegalArgumentException if {@code capacity} is below 1
      */
+    @Override
     public ReactiveSemaphore semaphore(int capacity) {
         return Primitives.semaphore(semaphoreCore, capacity, primitives::permits);
     }
@@ -176,6 +178,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * its readers are a sorted set of tokens scored by the server time at which each reader's lease
      * ends, so readers expire one by one; waiting writers are a sorted set of the same kind.
      */
+    @Override
     public ReactiveReadWriteLock readWriteLock() {
         return Primitives.readWriteLock(readWriteCore, primitives::readWrite);
     }
@@ -188,13 +191,9 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * later one is busy: the body still runs only with every name held, but during an attempt the
      * caller briefly holds the names of the earlier slots without the others.
      */
+    @Override
     public ReactiveMultiLock multiLock() {
         return Primitives.multiLock(multiCore, multiStore::open, (call, lease) -> multiStore.fencingTokens(call));
-    }
-
-    /** Leader election on this lock; see {@link LeaderElection}. */
-    public LeaderElection leaderElection() {
-        return LeaderElection.of(this);
     }
 
     /**
@@ -223,6 +222,7 @@ public final class ReactiveRedisLock implements ReactiveLock, AutoCloseable {
      * without blocking. Acquisitions requested afterwards, of any primitive, fail with
      * {@link LockClosedException}; what is held stays until released or expired.
      */
+    @Override
     public Mono<Void> closeAsync() {
         return Mono.defer(() -> {
             if (!closed.compareAndSet(false, true)) {
