@@ -6,11 +6,6 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelock.LockOptions;
 import io.reactivelock.redis.ReactiveRedisLock;
-import io.reactivelock.redis.ReactiveRedisMultiLock;
-import io.reactivelock.redis.ReactiveRedisReadWriteLock;
-import io.reactivelock.redis.ReactiveRedisSemaphore;
-import io.reactivelock.inspect.InspectorOptions;
-import io.reactivelock.inspect.LockInspector;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,7 +38,7 @@ final class RedisLockConnection implements AutoCloseable {
         return new RedisLockConnection(client, null);
     }
 
-    /** Connects (blocking, at start-up) and creates the lock. */
+    /** Connects (blocking, at start-up) and creates the lock client, which hands out every primitive. */
     ReactiveRedisLock lock(LockOptions options) {
         if (client != null) {
             return ReactiveRedisLock.create(client, options);
@@ -51,41 +46,7 @@ final class RedisLockConnection implements AutoCloseable {
         return ReactiveRedisLock.create(clusterClient, options);
     }
 
-    /** Connects (blocking) and creates a semaphore; not on a Cluster, which it does not support yet. */
-    ReactiveRedisSemaphore semaphore(LockOptions options) {
-        return ReactiveRedisSemaphore.create(standalone("ReactiveSemaphore"), options);
-    }
-
-    /** Connects (blocking) and creates a read-write lock; not on a Cluster, which it does not support yet. */
-    ReactiveRedisReadWriteLock readWriteLock(LockOptions options) {
-        return ReactiveRedisReadWriteLock.create(standalone("ReactiveReadWriteLock"), options);
-    }
-
-    /** Connects (blocking) and creates a multi-lock. */
-    ReactiveRedisMultiLock multiLock(LockOptions options) {
-        if (client != null) {
-            return ReactiveRedisMultiLock.create(client, options);
-        }
-        return ReactiveRedisMultiLock.create(clusterClient, options);
-    }
-
-    private RedisClient standalone(String primitive) {
-        if (client == null) {
-            throw new IllegalStateException(primitive + " runs on a standalone or Sentinel Redis, not on a Cluster "
-                    + "(spring.data.redis.cluster.nodes is set)");
-        }
-        return client;
-    }
-
-    /** Connects (blocking) and creates an inspector of the same Redis. */
-    LockInspector inspector(InspectorOptions options) {
-        if (client != null) {
-            return LockInspector.create(client, options);
-        }
-        return LockInspector.create(clusterClient, options);
-    }
-
-        /** Shuts the client down; blocking. */
+    /** Shuts the client down; blocking. */
     @Override
     public void close() {
         if (client != null) {
