@@ -127,6 +127,12 @@ public final class RedlockBench {
             }
 
             @Override
+            public <T> reactor.core.publisher.Flux<T> withLockMany(String name, Duration ttl,
+                    Function<? super LockLease, ? extends org.reactivestreams.Publisher<T>> body) {
+                throw new UnsupportedOperationException("the bench measures withLock");
+            }
+
+            @Override
             public ReactiveLock withAcquireTimeout(Duration acquireTimeout) {
                 throw new UnsupportedOperationException("the bench uses the options' acquire timeout");
             }
