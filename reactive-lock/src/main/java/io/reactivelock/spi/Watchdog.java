@@ -20,7 +20,7 @@ import reactor.util.retry.Retry;
  * What runs beside a body while it holds a lock: a renewal every interval and the maximum lease
  * time. Shared by every lock implementation, so that they renew and give up alike.
  */
-public final class Watchdog {
+final class Watchdog {
 
     private Watchdog() {}
 
