@@ -366,14 +366,19 @@ final class Keyspace implements LockStore<Keyspace.Call> {
         }
     }
 
+    /** {@link #leave(Holder, List, List)} of every name of {@code holder}. */
+    private boolean leave(Holder holder, List<Runnable> after) {
+        return leave(holder, holder.names, after);
+    }
+
     /**
-     * Takes {@code holder} out of every key of its names, and what it freed goes to the waiters:
+     * Takes {@code holder} out of every key of {@code these} names, and what it freed goes to the waiters:
      * the lock key to the longest waiter; permits, and a read-write lock (or a writer's place in
      * front of the readers), by waking their waiters. Returns whether it held a lock key it handed on.
      */
-    private boolean leave(Holder holder, List<Runnable> after) {
+    private boolean leave(Holder holder, List<String> these, List<Runnable> after) {
         boolean handed = false;
-        for (String name : holder.names) {
+        for (String name : these) {
             Name n = names.get(name);
             if (n == null) {
                 continue;
@@ -530,7 +535,7 @@ final class Keyspace implements LockStore<Keyspace.Call> {
         synchronized (this) {
             Name n = names.get(name);
             ended = n == null ? List.of() : holders.apply(n);
-            ended.forEach(h -> leave(h, after));
+            ended.forEach(h -> leave(h, List.of(name), after));
         }
         run(after);
         return !ended.isEmpty();
