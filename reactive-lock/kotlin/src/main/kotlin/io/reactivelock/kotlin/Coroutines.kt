@@ -8,10 +8,13 @@ import io.reactivelock.ReactiveLock
 import io.reactivelock.ReactiveMultiLock
 import io.reactivelock.ReactiveReadWriteLock
 import io.reactivelock.ReactiveSemaphore
+import java.util.concurrent.atomic.AtomicReference
 import java.util.function.Function
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.flow.Flow
@@ -19,10 +22,12 @@ import kotlinx.coroutines.flow.buffer
 import kotlinx.coroutines.flow.flow as coldFlow
 import kotlinx.coroutines.flow.map
 import kotlinx.coroutines.flow.onCompletion
+import kotlinx.coroutines.flow.onStart
 import kotlinx.coroutines.reactive.asFlow
 import kotlinx.coroutines.reactive.asPublisher
 import kotlinx.coroutines.reactive.awaitSingle
 import kotlinx.coroutines.reactor.mono
+import kotlinx.coroutines.withContext
 import reactor.core.publisher.Flux
 import reactor.core.publisher.Mono
 
@@ -107,14 +112,22 @@ public fun <T> ReactiveLock.withLockFlow(name: String, ttl: Duration, flow: Flow
     withLockMany(name, javaTtl, Function { Flux.empty<Nothing>() }) // checks the arguments now; never subscribed
     return coldFlow {
         val caller = currentCoroutineContext().minusKey(Job)
-        // One value is requested at a time, the next once the collector has processed the last, so
-        // End (and with it the body's completion, which releases) comes after every value was processed.
-        withLockMany(name, javaTtl, Function { lease ->
-            flow.map<T, Step<T>> { Value(it) }
-                .onCompletion { if (it == null) emit(End) }
-                .asPublisher(caller + LockLeases.inside(caller, lease))
-        }).asFlow().buffer(Channel.RENDEZVOUS).collect { step ->
-            if (step is Value<T>) emit(step.value)
+        val collecting = AtomicReference<CompletableDeferred<Unit>?>()
+        try {
+            // One value is requested at a time, the next once the collector has processed the last, so
+            // End (and with it the body's completion, which releases) comes after every value was processed.
+            withLockMany(name, javaTtl, Function { lease ->
+                flow.map<T, Step<T>> { Value(it) }
+                    .onCompletion { if (it == null) emit(End) }
+                    .onStart { collecting.set(CompletableDeferred()) }
+                    .onCompletion { collecting.get()?.complete(Unit) }
+                    .asPublisher(caller + LockLeases.inside(caller, lease))
+            }).asFlow().buffer(Channel.RENDEZVOUS).collect { step ->
+                if (step is Value<T>) emit(step.value)
+            }
+        } finally {
+            // [flow] is collected in a coroutine of its own: its end (a cancellation too) comes before this one's.
+            collecting.get()?.let { withContext(NonCancellable) { it.await() } }
         }
     }
 }
