@@ -5,7 +5,7 @@ import io.lettuce.core.api.StatefulRedisConnection
 import io.reactivelock.LockAcquisitionException
 import io.reactivelock.LockLostException
 import io.reactivelock.ReactiveLock
-import io.reactivelock.ReactiveRedisLock
+import io.reactivelock.redis.ReactiveRedisLock
 import io.reactivelock.spring.ReactiveLockAnnotationAutoConfiguration
 import io.reactivelock.spring.WithLock
 import io.reactivelock.support.RedisServer

@@ -1,6 +1,7 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
-import io.reactivelock.redis.PrimitiveScripts;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveSemaphore;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.SemaphoreContract;
@@ -10,11 +11,12 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
-import io.reactivelock.redis.ReactiveRedisSemaphore;
 
 /**
- * The {@link SemaphoreContract} on a real Redis. A dead holder is one that ran the acquire script
+ * The {@link SemaphoreContract} on the Redis client's semaphores against a real Redis (in the
+ * client's package, for its acquire script). A dead holder is one that ran the acquire script
  * itself and never came back; a lease expires by deleting the permits key.
  */
 @WithRedis
@@ -32,7 +34,7 @@ class SemaphoreRedisContractTest extends SemaphoreContract {
             """;
 
     private final RedisServer redis;
-    private final List<ReactiveRedisSemaphore> created = new ArrayList<>();
+    private final List<ReactiveRedisLock> created = new ArrayList<>();
 
     SemaphoreRedisContractTest(RedisServer redis) {
         this.redis = redis;
@@ -40,7 +42,7 @@ class SemaphoreRedisContractTest extends SemaphoreContract {
 
     @AfterEach
     void closeSemaphores() {
-        created.forEach(ReactiveRedisSemaphore::close);
+        created.forEach(ReactiveRedisLock::close);
     }
 
     private static String key(String name) {
@@ -48,10 +50,10 @@ class SemaphoreRedisContractTest extends SemaphoreContract {
     }
 
     @Override
-    protected ReactiveSemaphore newSemaphore(LockOptions options) {
-        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri(), options);
-        created.add(semaphore);
-        return semaphore;
+    protected IntFunction<ReactiveSemaphore> newSemaphores(LockOptions options) {
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), options);
+        created.add(client);
+        return client::semaphore;
     }
 
     @Override
@@ -80,6 +82,6 @@ class SemaphoreRedisContractTest extends SemaphoreContract {
 
     @Override
     protected int activeLeases() {
-        return created.stream().mapToInt(ReactiveRedisSemaphore::activeLeases).sum();
+        return created.stream().mapToInt(ReactiveRedisLock::activeLeases).sum();
     }
 }

@@ -1,6 +1,7 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
-import io.reactivelock.redis.PrimitiveScripts;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.ReadWriteLockContract;
@@ -11,10 +12,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
-import io.reactivelock.redis.ReactiveRedisReadWriteLock;
 
 /**
- * The {@link ReadWriteLockContract} on a real Redis. A dead holder is one that ran the acquire
+ * The {@link ReadWriteLockContract} on the Redis client's read-write lock against a real Redis (in
+ * the client's package, for its acquire scripts). A dead holder is one that ran the acquire
  * script itself and never came back; leases expire by deleting the writer and readers keys.
  */
 @WithRedis
@@ -28,7 +29,7 @@ class ReadWriteRedisContractTest extends ReadWriteLockContract {
             """;
 
     private final RedisServer redis;
-    private final List<ReactiveRedisReadWriteLock> created = new ArrayList<>();
+    private final List<ReactiveRedisLock> created = new ArrayList<>();
 
     ReadWriteRedisContractTest(RedisServer redis) {
         this.redis = redis;
@@ -36,7 +37,7 @@ class ReadWriteRedisContractTest extends ReadWriteLockContract {
 
     @AfterEach
     void closeLocks() {
-        created.forEach(ReactiveRedisReadWriteLock::close);
+        created.forEach(ReactiveRedisLock::close);
     }
 
     private static String key(String name, String part) {
@@ -49,9 +50,9 @@ class ReadWriteRedisContractTest extends ReadWriteLockContract {
 
     @Override
     protected ReactiveReadWriteLock newLock(LockOptions options) {
-        ReactiveRedisReadWriteLock lock = ReactiveRedisReadWriteLock.create(redis.uri(), options);
-        created.add(lock);
-        return lock;
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), options);
+        created.add(client);
+        return client.readWriteLock();
     }
 
     @Override
@@ -97,6 +98,6 @@ class ReadWriteRedisContractTest extends ReadWriteLockContract {
 
     @Override
     protected int activeLeases() {
-        return created.stream().mapToInt(ReactiveRedisReadWriteLock::activeLeases).sum();
+        return created.stream().mapToInt(ReactiveRedisLock::activeLeases).sum();
     }
 }
