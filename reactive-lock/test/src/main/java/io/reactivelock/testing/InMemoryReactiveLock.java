@@ -1,12 +1,12 @@
 package io.reactivelock.testing;
 
-import io.reactivelock.LeaderElection;
 import io.reactivelock.LockClosedException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.Primitive;
 import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveLockClient;
 import io.reactivelock.ReactiveMultiLock;
 import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.ReactiveSemaphore;
@@ -26,8 +26,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The in-memory client, for the tests of code that uses the library: shaped like
- * {@link io.reactivelock.redis.ReactiveRedisLock}, it is a {@link ReactiveLock} and hands out the
+ * The in-memory client, for the tests of code that uses the library: a {@link ReactiveLockClient}
+ * like {@link io.reactivelock.redis.ReactiveRedisLock}, it is a {@link ReactiveLock} and hands out the
  * other primitives on the same keys, with the same contracts (mutual exclusion, renewal while the
  * body runs, lost leases, the maximum lease time, increasing fencing tokens, the typed errors and
  * argument checks, the listener events) and the same cross-primitive rules: a lock, a
@@ -57,7 +57,7 @@ import reactor.core.publisher.Mono;
  * <p>Needs only reactive-lock and Reactor: the test frameworks this artifact lists as optional
  * are for its published contracts.
  */
-public final class InMemoryReactiveLock implements ReactiveLock, AutoCloseable {
+public final class InMemoryReactiveLock implements ReactiveLockClient, AutoCloseable {
 
     private final LockOptions options;
     private final Keyspace keys;
@@ -127,6 +127,7 @@ public final class InMemoryReactiveLock implements ReactiveLock, AutoCloseable {
      * The fair lock: the same lock key as this lock. A release here always hands the lock to its
      * longest waiter, so this lock is served in arrival order already, and so is its fair view.
      */
+    @Override
     public ReactiveLock fair() {
         return core.withAcquireTimeout(options.acquireTimeout());
     }
@@ -137,24 +138,22 @@ public final class InMemoryReactiveLock implements ReactiveLock, AutoCloseable {
      *
      * @throws IllegalArgumentException if {@code capacity} is below 1
      */
+    @Override
     public ReactiveSemaphore semaphore(int capacity) {
         return Primitives.semaphore(semaphoreCore, capacity, (a, cap, permits) -> new Keyspace.PermitsCall(a, cap, permits));
     }
 
     /** The read-write lock: its writer and readers are keys of their own, apart from the lock of the name. */
+    @Override
     public ReactiveReadWriteLock readWriteLock() {
         return Primitives.readWriteLock(readWriteCore, Keyspace.ReadWriteCall::new);
     }
 
     /** The multi-lock: its names are this lock's, so a {@code withLocks} and a {@code withLock} on one name exclude each other. */
+    @Override
     public ReactiveMultiLock multiLock() {
         return Primitives.multiLock(multiCore, Keyspace.MultiCall::new,
                 (call, lease) -> ((Keyspace.MultiCall) call).fencingTokens);
-    }
-
-    /** Leader election on this lock; see {@link LeaderElection}. */
-    public LeaderElection leaderElection() {
-        return LeaderElection.of(this);
     }
 
     /** The options every primitive of this client runs with. */
@@ -172,6 +171,7 @@ public final class InMemoryReactiveLock implements ReactiveLock, AutoCloseable {
      * {@link LockClosedException}; what is held stays until released. Other clients on the same keys
      * go on.
      */
+    @Override
     public Mono<Void> closeAsync() {
         return Mono.fromRunnable(this::close);
     }
