@@ -35,8 +35,9 @@ import reactor.test.StepVerifier;
 
 /**
  * One {@link ReactiveRedisLock} on a three-master Cluster: every primitive works through the client's
- * command connection (routed by slot: one node connection per master it talks to) and its one pub/sub
- * connection; the semaphore and the read-write lock work on a Cluster, on names served by every master.
+ * command connection (routed by slot: one node connection per master it talks to, and the default one)
+ * and its one pub/sub connection, opening no other; the semaphore and the read-write lock work on a
+ * Cluster, on names served by every master.
  */
 class ClusterOneClientTest {
 
@@ -105,10 +106,11 @@ class ClusterOneClientTest {
                 .hasSizeBetween(cluster.masters().size() + 1, cluster.masters().size() + 2);
 
         for (int i = 0; i < onEachMaster.size(); i++) {
-            EveryPrimitive.useEachOnce(client, onEachMaster.get(i), onEachMaster.get((i + 1) % onEachMaster.size()));
+            String name = onEachMaster.get(i);
+            EveryPrimitive.useEachButTheInspectorOnce(client, name, onEachMaster.get((i + 1) % onEachMaster.size()),
+                    used -> assertThat(ids(namedConnectionsOnEveryMaster()))
+                            .as("the client's connections after its %s on %s", used, name).isEqualTo(ids(afterTheLock)));
         }
-        assertThat(ids(namedConnectionsOnEveryMaster())).as("the client's connections after every primitive on every master")
-                .isEqualTo(ids(afterTheLock));
 
         // A waiter subscribes to the release notices of its name: on the one pub/sub connection.
         String name = onEachMaster.get(0);
@@ -122,6 +124,20 @@ class ClusterOneClientTest {
         assertThat(ids(waiting)).as("the client's connections while a waiter listens").isEqualTo(ids(afterTheLock));
         assertThat(waiting).filteredOn(line -> field(line, "flags").contains("P")).as("pub/sub connections").hasSize(1);
         release.tryEmitEmpty();
+    }
+
+    @Test
+    void theInspectorReadsThroughTheClientsConnectionsOnEveryMaster() {
+        ReactiveRedisLock client = client(LockOptions.defaults());
+        for (String name : onEachMaster) {
+            assertThat(client.withLock(name, TTL, Mono.just(name)).block(WAIT)).isEqualTo(name);
+        }
+        Set<String> afterTheLock = ids(namedConnectionsOnEveryMaster());
+        for (String name : onEachMaster) {
+            EveryPrimitive.inspectOnce(client, name);
+            assertThat(ids(namedConnectionsOnEveryMaster())).as("the client's connections after inspecting %s", name)
+                    .isEqualTo(afterTheLock);
+        }
     }
 
     @Test

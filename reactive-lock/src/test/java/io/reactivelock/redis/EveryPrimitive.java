@@ -27,11 +27,18 @@ final class EveryPrimitive {
         useEachOnce(client, name, other, done -> {});
     }
 
-    /**
-     * As {@link #useEachOnce(ReactiveRedisLock, String, String)}, telling {@code afterEach} which
-     * primitive was just used (while it is no longer held).
-     */
+    /** {@link #useEachButTheInspectorOnce}, then the inspector on {@code name}. */
     static void useEachOnce(ReactiveRedisLock client, String name, String other, Consumer<String> afterEach) {
+        useEachButTheInspectorOnce(client, name, other, afterEach);
+        inspectOnce(client, name);
+        afterEach.accept("inspector");
+    }
+
+    /**
+     * Uses each primitive but the inspector once, telling {@code afterEach} which primitive was just
+     * used (when it is no longer held).
+     */
+    static void useEachButTheInspectorOnce(ReactiveRedisLock client, String name, String other, Consumer<String> afterEach) {
         assertThat(client.withLock(name, TTL, (LockLease lease) -> Mono.just(lease.name())).block(WAIT))
                 .as("the lock").isEqualTo(name);
         afterEach.accept("lock");
@@ -52,9 +59,13 @@ final class EveryPrimitive {
         assertThat(leadership).isNotNull();
         assertThat(leadership.name()).isEqualTo(name);
         afterEach.accept("leader election");
+    }
+
+    /** Inspects {@code name}, which the lock was taken on. */
+    static void inspectOnce(ReactiveRedisLock client, String name) {
         LockState state = client.inspector().inspect(name).block(WAIT);
         assertThat(state).isNotNull();
+        assertThat(state.held()).isFalse();
         assertThat(state.fencingToken()).as("the inspector sees the fencing record the lock left").isPositive();
-        afterEach.accept("inspector");
     }
 }

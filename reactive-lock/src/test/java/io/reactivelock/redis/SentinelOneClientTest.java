@@ -39,7 +39,8 @@ class SentinelOneClientTest {
 
     @Test
     void everyPrimitiveOfOneClientWorksOnTheMasterOverItsTwoConnections() {
-        RedisURI uri = RedisURI.builder(sentinels.uri()).withClientName(CLIENT_NAME).build();
+        RedisURI uri = sentinels.uri();
+        uri.setClientName(CLIENT_NAME);
         try (ReactiveRedisLock client = ReactiveRedisLock.create(uri, LockOptions.defaults())) {
             List<String> opened = namedConnections(sentinels.master());
             assertThat(opened).as("the client's connections to the master").hasSize(2);
