@@ -116,7 +116,7 @@ class ClusterOneClientTest {
         String name = onEachMaster.get(0);
         Sinks.Empty<Void> release = Sinks.empty();
         subscriptions.add(client.withLock(name, TTL, release.asMono()).subscribe());
-        await().atMost(WAIT).until(() -> client.inspector().inspect(name).block(WAIT).held());
+        await().atMost(WAIT).until(() -> "1".equals(cluster.owner(cluster.slot(KEYS.lockKey(name))).call("EXISTS", KEYS.lockKey(name))));
         subscriptions.add(client.withLock(name, TTL, Mono.just("next")).subscribe());
         await("the waiter's subscription").atMost(WAIT).until(() -> namedConnectionsOnEveryMaster().stream()
                 .anyMatch(line -> field(line, "flags").contains("P")));
