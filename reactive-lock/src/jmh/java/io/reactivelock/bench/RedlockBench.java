@@ -17,6 +17,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -124,6 +126,11 @@ public final class RedlockBench {
                     inner = locks.get(i).withLock(name, ttl, inner);
                 }
                 return inner;
+            }
+
+            @Override
+            public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
+                throw new UnsupportedOperationException("the bench measures withLock");
             }
 
             @Override

@@ -89,8 +89,8 @@ final class Report {
                 .append(baselineThreads).append(" before any contender: JVM + harness)\n");
         md.append(String.format(Locale.ROOT, "- run time: %.0f s; load average at start %s, at end %s"
                 + " (other processes on this machine count: read small differences as noise)%n", seconds, loadAtStart, loadAverage()));
-        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())` (fair:"
-                + " `LockOptions.builder().fair(true)`; backoff only: made from a plain connection, no release notices);"
+        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())` (fair: its"
+                + " `fair()`);"
                 + " **Redisson** `Redisson.create(config).reactive().getLock(name)` (fair: `getFairLock(name)`), default single-server config,"
                 + " `lock(threadId)`/`unlock(threadId)` with a random thread id per acquisition (watchdog mode);"
                 + " **Spring** `RedisLockRegistry` on a `LettuceConnectionFactory` (defaults), blocking, on platform threads;"
@@ -118,7 +118,7 @@ final class Report {
     /** What the primitives' cells compare, once before their tables. */
     private static void primitivesIntro(StringBuilder md) {
         md.append("## Primitives: semaphore, read-write lock, multi-lock\n\n");
-        md.append("reactive-lock's `ReactiveRedisSemaphore`, `ReactiveRedisReadWriteLock` and `ReactiveRedisMultiLock`"
+        md.append("reactive-lock's `semaphore(capacity)`, `readWriteLock()` and `multiLock()` of one `ReactiveRedisLock`"
                 + " (default options) against Redisson's `RPermitExpirableSemaphoreReactive`, `RReadWriteLockReactive`"
                 + " and its reactive multi-lock (`RedissonReactiveClient.getMultiLock(RLockReactive...)`, a"
                 + " `RedissonMultiLock`); the other contenders have no such primitives. One instance shared by the"
