@@ -82,7 +82,15 @@ sealed interface Deployment {
             if (master == null) {
                 return connection.async().time();
             }
-            return connection.getConnectionAsync(master.getNodeId()).thenCompose(node -> node.async().time());
+            return on(master).thenCompose(node -> node.async().time());
+        }
+
+        /**
+         * The connection to {@code node} that routing by slot uses too: Lettuce keeps connections
+         * asked for by node id apart from those, so asking by id would open one more per master.
+         */
+        private CompletionStage<StatefulRedisConnection<String, String>> on(RedisClusterNode node) {
+            return connection.getConnectionAsync(node.getUri().getHost(), node.getUri().getPort());
         }
 
         @Override
@@ -118,8 +126,12 @@ sealed interface Deployment {
             }
             String scanned = node;
             ScanCursor from = ScanCursor.of(position);
-            return connection.getConnectionAsync(scanned)
-                    .thenCompose(server -> server.async().scan(from, args))
+            RedisClusterNode server = connection.getPartitions().getPartitionByNodeId(scanned);
+            if (server == null) {
+                return CompletableFuture.failedFuture(new IllegalStateException("no master " + scanned + " in the Cluster's view"));
+            }
+            return on(server)
+                    .thenCompose(c -> c.async().scan(from, args))
                     .thenApply((KeyScanCursor<String> page) -> {
                         if (!page.isFinished()) {
                             return new Step(page.getKeys(), scanned + ":" + page.getCursor());
