@@ -50,6 +50,17 @@ class JavaSnippetsTest {
             "org.springframework.scheduling.annotation", "org.springframework.beans.factory.annotation",
             "org.springframework.boot.test.context");
 
+    /**
+     * What the snippets take as given of the library: the client and the registries an application
+     * makes once. Declared here as source, compiled with the snippets, so that they name the
+     * library's types as the snippets do (only {@link SnippetContext}, the application's side, is
+     * compiled with this module's tests).
+     */
+    private static final String GIVENS = "protected ReactiveRedisLock redis; protected ReactiveLock locks;"
+            + " protected RedisURI uri = RedisURI.create(\"redis://localhost:6379\");"
+            + " protected LockOptions options = LockOptions.defaults();"
+            + " protected MeterRegistry meterRegistry; protected ObservationRegistry observationRegistry;";
+
     /** A line, at the block's left margin, that declares a member or a type rather than run a statement. */
     private static final Pattern DECLARATION = Pattern.compile(
             "^(@\\w+|(public|protected|private|static|final|abstract|sealed)\\s|(class|record|interface|enum)\\s"
@@ -134,7 +145,7 @@ class JavaSnippetsTest {
                 body.add(line);
             }
             header.append("\n@SuppressWarnings(\"all\") class ").append(name)
-                    .append(" extends io.reactivelock.examples.docs.SnippetContext {")
+                    .append(" extends io.reactivelock.examples.docs.SnippetContext { ").append(GIVENS)
                     .append(members ? "" : " void snippet() throws Exception {").append('\n');
             int headerLines = (int) header.chars().filter(c -> c == '\n').count();
             String source = header + String.join("\n", body) + "\n" + (members ? "}" : "}}") + "\n";
