@@ -107,6 +107,15 @@ public class CheckBundle {
             if (packaging == null || packaging.equals("jar")) {
                 required.addAll(List.of(base + ".jar", base + "-sources.jar", base + "-javadoc.jar"));
             }
+            String prefix = base.substring(base.lastIndexOf('/') + 1) + "-";
+            for (String file : files.keySet()) {
+                String fileName = file.substring(file.lastIndexOf('/') + 1);
+                if (file.startsWith(base) && fileName.startsWith(prefix) && !fileName.matches(".*\\.(md5|sha1|sha256|sha512|asc)$")
+                        && !fileName.matches(".*-(sources|javadoc)\\.jar$")) {
+                    System.out.println("NOTE: " + artifact.getKey() + " also publishes " + fileName
+                            + " (test code; allowed, but not a main jar)");
+                }
+            }
             for (String file : required) {
                 if (!files.containsKey(file)) {
                     problems.add(artifact.getKey() + ": missing " + file.substring(file.lastIndexOf('/') + 1));
