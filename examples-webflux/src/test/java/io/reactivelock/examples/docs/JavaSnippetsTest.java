@@ -40,7 +40,7 @@ class JavaSnippetsTest {
     /** Packages imported on demand into every snippet, those that exist on the class path. */
     private static final List<String> STANDARD_IMPORTS = List.of(
             "java.time", "java.util", "java.util.function",
-            "reactor.core.publisher", "reactor.core.scheduler", "reactor.test", "reactor.util.retry",
+            "reactor.core", "reactor.core.publisher", "reactor.core.scheduler", "reactor.test", "reactor.util.retry",
             "org.reactivestreams",
             "io.lettuce.core", "io.lettuce.core.cluster",
             "io.reactivelock", "io.reactivelock.redis", "io.reactivelock.inspect", "io.reactivelock.testing",

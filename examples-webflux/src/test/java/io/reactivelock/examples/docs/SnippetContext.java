@@ -28,6 +28,11 @@ public abstract class SnippetContext {
     protected final Duration ttl = Duration.ofSeconds(10);
     protected final Logger log = LoggerFactory.getLogger("snippet");
 
+    /** The application's trust in its Redis servers' CA (docs/security.md). */
+    protected javax.net.ssl.TrustManagerFactory trustManagerFactory() {
+        return null;
+    }
+
     // --- the application's services
     protected final Payments payments = id -> Mono.just(new Charge(id));
     protected final Orders orders = new Orders();
