@@ -47,18 +47,26 @@ class KotlinSnippetsTest {
             while (!code.isEmpty() && code.get(0).isBlank()) {
                 code.remove(0);
             }
-            if (!code.isEmpty() && !contains(source, code)) {
-                missing.add(block.where() + ": not in " + SOURCE.getFileName() + " as written (from \"" + code.get(0).strip() + "\")");
+            int matched = code.isEmpty() ? 0 : longestMatch(source, code);
+            if (matched < code.size()) {
+                int line = block.firstLine() + block.lines().indexOf(code.get(matched));
+                missing.add(block.where() + ": not in " + SOURCE.getFileName() + " as written; "
+                        + (matched == 0 ? "no line there starts it" : "line " + line + " differs")
+                        + ": \"" + code.get(matched).strip() + "\"");
             }
         }
         return missing;
     }
 
-    /** Whether {@code code} appears in {@code source} on consecutive lines, indented alike by some constant. */
-    private static boolean contains(List<String> source, List<String> code) {
-        for (int start = 0; start + code.size() <= source.size(); start++) {
+    /**
+     * How many of the lines of {@code code}, from its first, appear in {@code source} on consecutive
+     * lines, indented alike by some constant: {@code code.size()} when all of them do.
+     */
+    private static int longestMatch(List<String> source, List<String> code) {
+        int best = 0;
+        for (int start = 0; start < source.size(); start++) {
             String first = source.get(start).stripTrailing();
-            if (!first.endsWith(code.get(0).strip()) || !first.strip().equals(code.get(0).strip())) {
+            if (!first.strip().equals(code.get(0).strip())) {
                 continue;
             }
             int indent = leading(first) - leading(code.get(0));
@@ -66,16 +74,14 @@ class KotlinSnippetsTest {
                 continue;
             }
             String pad = " ".repeat(indent);
-            boolean all = true;
-            for (int i = 0; i < code.size() && all; i++) {
-                String expected = code.get(i).isBlank() ? "" : pad + code.get(i);
-                all = source.get(start + i).stripTrailing().equals(expected);
+            int i = 0;
+            while (i < code.size() && start + i < source.size()
+                    && source.get(start + i).stripTrailing().equals(code.get(i).isBlank() ? "" : pad + code.get(i))) {
+                i++;
             }
-            if (all) {
-                return true;
-            }
+            best = Math.max(best, i);
         }
-        return false;
+        return best;
     }
 
     private static int leading(String line) {

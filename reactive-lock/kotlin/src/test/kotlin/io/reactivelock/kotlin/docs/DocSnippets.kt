@@ -1,10 +1,8 @@
 package io.reactivelock.kotlin.docs
 
 import io.reactivelock.ReactiveLock
-import io.reactivelock.ReactiveSemaphore
 import io.reactivelock.kotlin.withLock
 import io.reactivelock.kotlin.withLockFlow
-import io.reactivelock.kotlin.withPermits
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flowOf
@@ -25,18 +23,12 @@ class DocSnippets(private val locks: ReactiveLock) {
 
     class Page(val number: Int)
 
-    class Report(val id: String)
-
     object payments {
         suspend fun charge(order: String): Charge = Charge(order)
     }
 
     object orders {
         suspend fun markPaid(order: String, charge: Charge, fencingToken: Long): Receipt = Receipt(charge.id)
-    }
-
-    object exporter {
-        suspend fun run(job: String): Report = Report(job)
     }
 
     fun readPages(feed: String): Flow<Page> = flowOf(Page(1))
@@ -51,11 +43,4 @@ class DocSnippets(private val locks: ReactiveLock) {
 
     // Each collection holds the lock while the pages are read and handed on, then releases it.
     fun pages(feed: String): Flow<Page> = locks.withLockFlow("feed:$feed", 30.seconds, readPages(feed))
-
-    // ---- docs/kotlin.md, "The other primitives"
-
-    suspend fun export(semaphore: ReactiveSemaphore, job: String): Report =
-        semaphore.withPermits("exports", 1, 30.seconds) { _ ->
-            exporter.run(job)
-        }
 }
