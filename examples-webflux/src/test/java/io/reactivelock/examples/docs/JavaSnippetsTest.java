@@ -2,6 +2,12 @@ package io.reactivelock.examples.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.source.tree.CompilationUnitTree;
+import com.sun.source.tree.ExpressionStatementTree;
+import com.sun.source.util.JavacTask;
+import com.sun.source.util.TreePath;
+import com.sun.source.util.TreePathScanner;
+import com.sun.source.util.Trees;
 import io.reactivelock.examples.docs.DocPages.Block;
 import java.io.IOException;
 import java.net.URI;
@@ -12,6 +18,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
+import javax.lang.model.type.TypeKind;
+import javax.lang.model.type.TypeMirror;
+import javax.lang.model.util.Types;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
@@ -75,7 +84,9 @@ class JavaSnippetsTest {
 
     /**
      * Compiles the blocks together; answers one line per error, {@code page:line: message}, with the
-     * line of the page the error is on.
+     * line of the page the error is on. A block that compiles but drops a {@code Mono} or {@code Flux}
+     * (an expression statement of a {@code Publisher} type: nothing subscribes, so nothing runs) is an
+     * error too.
      */
     static List<String> compile(List<Block> blocks, Path out) throws IOException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
@@ -88,7 +99,9 @@ class JavaSnippetsTest {
         try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, Locale.ROOT, null)) {
             List<String> options = List.of("-classpath", testClassPath(), "-d", out.toString(), "-proc:none",
                     "-parameters", "-Xlint:-options", "-nowarn");
-            boolean ok = javac.getTask(null, files, diagnostics, options, null, units.values()).call();
+            JavacTask task = (JavacTask) javac.getTask(null, files, diagnostics, options, null, units.values());
+            Iterable<? extends CompilationUnitTree> parsed = task.parse();
+            task.analyze();
             List<String> errors = new ArrayList<>();
             for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
                 if (d.getKind() != Diagnostic.Kind.ERROR) {
@@ -98,9 +111,36 @@ class JavaSnippetsTest {
                 String where = snippet == null ? "?" : snippet.where(d.getLineNumber());
                 errors.add(where + ": " + d.getMessage(Locale.ROOT).replaceAll("\\s+", " ").strip());
             }
-            assertThat(ok || !errors.isEmpty()).as("javac failed without an error").isTrue();
+            if (errors.isEmpty()) {
+                errors.addAll(droppedPublishers(task, parsed, units));
+            }
             return errors;
         }
+    }
+
+    /** Expression statements whose value is a {@code Publisher}: a Mono or Flux made and dropped. */
+    private static List<String> droppedPublishers(JavacTask task, Iterable<? extends CompilationUnitTree> parsed,
+            Map<String, Snippet> units) {
+        Trees trees = Trees.instance(task);
+        Types types = task.getTypes();
+        TypeMirror publisher = types.erasure(task.getElements().getTypeElement("org.reactivestreams.Publisher").asType());
+        List<String> dropped = new ArrayList<>();
+        for (CompilationUnitTree unit : parsed) {
+            Snippet snippet = units.get(unit.getSourceFile().toUri().toString());
+            new TreePathScanner<Void, Void>() {
+                @Override
+                public Void visitExpressionStatement(ExpressionStatementTree node, Void unused) {
+                    TypeMirror type = trees.getTypeMirror(new TreePath(getCurrentPath(), node.getExpression()));
+                    if (type != null && type.getKind() == TypeKind.DECLARED && types.isAssignable(types.erasure(type), publisher)) {
+                        long line = unit.getLineMap().getLineNumber(trees.getSourcePositions().getStartPosition(unit, node));
+                        dropped.add(snippet.where(line) + ": a " + types.erasure(type)
+                                + " that nothing subscribes to: assign it, return it, or subscribe to it");
+                    }
+                    return super.visitExpressionStatement(node, unused);
+                }
+            }.scan(unit, null);
+        }
+        return dropped;
     }
 
     /**
