@@ -30,7 +30,7 @@ import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
 /**
- * The inspector works for a Redis user with only the read commands of the README's inspector ACL
+ * The inspector works for a Redis user with only the read commands of the inspector ACL of docs/security.md
  * line ({@link #READ_RULES}): listing, a held lock and a fair line, a semaphore's holders and a
  * read-write lock's readers and waiting writer are read without any refusal ({@code ACL LOG} stays
  * empty), and that user cannot force-release. The admin line adds {@code eval} and {@code del} for
@@ -39,7 +39,7 @@ import reactor.test.StepVerifier;
 @WithRedis
 class InspectorLeastPrivilegeTest {
 
-    /** Quoted by the README's Security section. */
+    /** Quoted by docs/security.md. */
     static final String READ_RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications"
             + " +scan +get +pttl +lrange +llen +zcard +hmget +zcount +zrangebyscore +time ~lock:*";
     static final String ADMIN_RULES = READ_RULES + " +eval +del";
@@ -87,7 +87,7 @@ class InspectorLeastPrivilegeTest {
 
     /**
      * Creates {@code user} with {@code rules}, less the subcommands this server does not know, as the
-     * README advises ({@code client|setinfo} and {@code client|maint_notifications} are newer than
+     * docs/security.md advises ({@code client|setinfo} and {@code client|maint_notifications} are newer than
      * Redis 7.0, which refuses a rule that names them).
      */
     private void createUser(String user, List<String> rules) {
@@ -160,9 +160,9 @@ class InspectorLeastPrivilegeTest {
     }
 
     @Test
-    void theReadmeShowsBothInspectorAclLines() throws IOException {
-        String readme = Files.readString(Path.of("..", "README.md"));
-        assertThat(readme).contains("ACL SETUSER lock-inspector on >password " + READ_RULES + "\n")
+    void theSecurityPageShowsBothInspectorAclLines() throws IOException {
+        String page = Files.readString(Path.of("..", "docs", "security.md"));
+        assertThat(page).contains("ACL SETUSER lock-inspector on >password " + READ_RULES + "\n")
                 .contains("ACL SETUSER lock-admin on >password " + ADMIN_RULES + "\n");
     }
 }

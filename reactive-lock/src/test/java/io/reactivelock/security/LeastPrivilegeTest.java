@@ -33,7 +33,7 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
- * The lock works for a Redis user that has exactly the README's ACL line for the server
+ * The lock works for a Redis user that has exactly the ACL line of docs/security.md for the server
  * ({@link LockUser#rules}) and nothing more: no command of the lock or of Lettuce's connection
  * set-up is refused ({@code ACL LOG} stays empty), for the lock and every primitive. A user
  * without the key pattern is refused at once with {@code NOPERM}, not retried.
@@ -74,7 +74,7 @@ class LeastPrivilegeTest {
         String version = redis.call("INFO", "server").lines().filter(line -> line.startsWith("redis_version:"))
                 .findFirst().orElseThrow();
         assertThat(LockUser.rules(redis))
-                .as("the README shows the ACL line for Redis 6.2 and for 7.0; add the one %s takes", version)
+                .as("docs/security.md shows the ACL line for Redis 6.2 and for 7.0; add the one %s takes", version)
                 .isIn(LockUser.RULES, LockUser.RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS);
     }
 

@@ -8,8 +8,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * The least-privilege Redis user of the README's Security section: the ACL rules a lock user
- * needs with the default key prefix, every mode included. The README quotes {@link #RULES} and
+ * The least-privilege Redis user of docs/security.md: the ACL rules a lock user
+ * needs with the default key prefix, every mode included. docs/security.md quotes {@link #RULES} and
  * {@link #RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS}; {@code ReadmeSecuritySectionTest} checks that it
  * still does.
  */
