@@ -1,6 +1,7 @@
 package io.reactivelock.redis;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -56,30 +57,29 @@ record RedisConnections(ScriptExecutor scripts, Deployment deployment, boolean c
     static RedisConnections open(RedisClusterClient client) {
         Objects.requireNonNull(client, "client");
         StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
-        StatefulRedisPubSubConnection<String, String> pubSub;
-        try {
-            pubSub = client.connectPubSub(StringCodec.UTF8);
-        } catch (RuntimeException e) {
-            commands.closeAsync();
-            throw e;
-        }
+        StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
         return new RedisConnections(new ScriptExecutor(commands.async()), new Deployment.Cluster(commands), true, pubSub,
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
     }
 
     private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {
         StatefulRedisConnection<String, String> commands = client.connect(StringCodec.UTF8);
-        StatefulRedisPubSubConnection<String, String> pubSub;
-        try {
-            pubSub = client.connectPubSub(StringCodec.UTF8);
-        } catch (RuntimeException e) {
-            commands.closeAsync();
-            throw e;
-        }
+        StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
         return new RedisConnections(new ScriptExecutor(commands.async()), new Deployment.Single(commands), false, pubSub,
                 // The connections finish closing on the client's event loop; shutting the client down
                 // from there would block that loop, so the shutdown hops off it first.
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
                         .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)));
+    }
+
+    /** The pub/sub connection {@code connect} opens; if it cannot, {@code commands} is closed before the error goes on. */
+    private static StatefulRedisPubSubConnection<String, String> pubSub(StatefulConnection<String, String> commands,
+            Supplier<StatefulRedisPubSubConnection<String, String>> connect) {
+        try {
+            return connect.get();
+        } catch (RuntimeException e) {
+            commands.closeAsync();
+            throw e;
+        }
     }
 }
