@@ -223,9 +223,11 @@ public abstract class SemaphoreContract {
     @Test
     void lostPermitsCancelTheBodyWithLockLostExceptionAndTheListenerHearsIt() {
         RecordingListener events = new RecordingListener();
-        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
+        // Found lost at the next renewal (every 100 ms), not when the lease runs out: that is two
+        // minutes, twelve times WAIT.
+        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).renewalInterval(Duration.ofMillis(100)).build());
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(listened.withPermits("a", 1, 1, Duration.ofMillis(300), body.mono()))
+        StepVerifier.create(listened.withPermits("a", 1, 1, Duration.ofMinutes(2), body.mono()))
                 .expectSubscription()
                 .then(() -> eventually().until(() -> permitsHeld("a") == 1))
                 .then(() -> expirePermits("a"))
