@@ -165,19 +165,19 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
      * or the node timeout passed (the commands were sent together, so one deadline serves every
      * node); a node silent by then counts as failed. The commands themselves are never cancelled:
      * a node that answers later still runs them, in order.
+     *
+     * <p>Each reply completes on the event loop of its node's connection, several at once; so a
+     * reply (or its error) only becomes a value there, and is counted after {@code take}, whose
+     * signals are serial, also against its deadline: each reply is counted exactly once.
      */
     private Mono<Round> collect(List<CompletableFuture<Long>> replies, Predicate<Round> enough) {
         return Mono.defer(() -> {
             Round round = new Round();
             return Flux.fromIterable(replies)
-                    .flatMap(reply -> Mono.fromFuture(reply, true)
-                            .doOnNext(round::yesOrNo)
-                            .onErrorResume(error -> {
-                                round.failed(error);
-                                return Mono.empty();
-                            }))
-                    .takeUntil(reply -> enough.test(round))
+                    .flatMap(reply -> Mono.<Object>fromFuture(reply, true).onErrorResume(Mono::just))
                     .take(redlock.nodeTimeout(), options.scheduler())
+                    .doOnNext(round::count)
+                    .takeUntil(answer -> enough.test(round))
                     .then(Mono.fromCallable(() -> round.end(replies.size(), enough)));
         });
     }
@@ -192,9 +192,8 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     }
 
     /**
-     * The replies to one command sent to every node, counted as they arrive (one at a time: after
-     * {@code flatMap}): a positive integer is a yes, zero a no, an error or no reply within the node
-     * timeout a failure.
+     * The replies to one command sent to every node, counted one at a time (see {@link #collect}):
+     * a positive integer is a yes, zero a no, an error or no reply within the node timeout a failure.
      */
     private final class Round {
         private int yes;
@@ -202,17 +201,16 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
         private int failed;
         private @Nullable Throwable lastError;
 
-        void yesOrNo(long reply) {
-            if (reply > 0) {
+        /** Counts one node's answer: its reply, or the {@link Throwable} it failed with. */
+        void count(Object answer) {
+            if (answer instanceof Throwable error) {
+                failed++;
+                lastError = LockCore.unwrap(error);
+            } else if ((Long) answer > 0) {
                 yes++;
             } else {
                 no++;
             }
-        }
-
-        void failed(Throwable error) {
-            failed++;
-            lastError = LockCore.unwrap(error);
         }
 
         /** Counts the nodes that did not answer in time as failed, unless the round had enough. */

@@ -240,9 +240,12 @@ public abstract class SemaphoreContract {
     @Test
     void lostPermitsCancelTheBodyWithLockLostExceptionAndTheListenerHearsIt() {
         RecordingListener events = new RecordingListener();
-        ReactiveSemaphore listened = newSemaphores(LockOptions.builder().listener(events).build()).apply(1);
+        // Found lost at the next renewal (every 100 ms), not when the lease runs out: that is two
+        // minutes, twelve times WAIT.
+        ReactiveSemaphore listened = newSemaphores(LockOptions.builder().listener(events)
+                .renewalInterval(Duration.ofMillis(100)).build()).apply(1);
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(listened.withPermits("a", 1, Duration.ofMillis(300), body.mono()))
+        StepVerifier.create(listened.withPermits("a", 1, Duration.ofMinutes(2), body.mono()))
                 .expectSubscription()
                 .then(() -> eventually(() -> permitsHeld("a") == 1))
                 .then(() -> expirePermits("a"))
