@@ -27,7 +27,7 @@ import reactor.core.scheduler.Scheduler;
  * scheduler installed later) gets them directly. A cancelled task leaves the queue at once; a
  * timer armed for it still fires and finds nothing to run.
  */
-public final class Timers implements Scheduler {
+final class Timers implements Scheduler {
 
     private final Supplier<Scheduler> scheduler;
     private final Scheduler clock;
