@@ -152,7 +152,8 @@ class LeaderElectionTest {
                 created.add(redlock);
                 lock = redlock;
             } else {
-                lock = newLock(LockOptions.builder().fair(kind == Kind.FAIR).build());
+                ReactiveRedisLock client = newLock(LockOptions.defaults());
+                lock = kind == Kind.FAIR ? client.fair() : client;
             }
             int candidate = i;
             candidates.add(LeaderElection.of(lock).lead("job", ttl)

@@ -51,8 +51,9 @@ class MutualExclusionTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void withTheLockEveryUpdateLandsOneHolderAtATimeWithIncreasingFencingTokens(boolean fair) {
-        try (ReactiveRedisLock lock = ReactiveRedisLock.create(server.uri(),
-                LockOptions.builder().fair(fair).acquireTimeout(Duration.ofSeconds(30)).build())) {
+        try (ReactiveRedisLock client = ReactiveRedisLock.create(server.uri(),
+                LockOptions.builder().acquireTimeout(Duration.ofSeconds(30)).build())) {
+            ReactiveLock lock = fair ? client.fair() : client;
             workload.run(body -> lock.withLock("counter", Duration.ofSeconds(5), lease -> {
                 fencesInRunOrder.add(lease.fencingToken());
                 return body;

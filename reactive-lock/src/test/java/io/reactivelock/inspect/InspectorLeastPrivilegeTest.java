@@ -6,9 +6,10 @@ import static org.awaitility.Awaitility.await;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
 import io.reactivelock.redis.ReactiveRedisLock;
-import io.reactivelock.redis.ReactiveRedisReadWriteLock;
-import io.reactivelock.redis.ReactiveRedisSemaphore;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.io.IOException;
@@ -50,37 +51,38 @@ class InspectorLeastPrivilegeTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
 
     private RedisServer redis;
-    private ReactiveRedisLock lock;
-    private ReactiveRedisSemaphore semaphore;
-    private ReactiveRedisReadWriteLock readWriteLock;
-    private final List<LockInspector> inspectors = new ArrayList<>();
+    private ReactiveRedisLock client;
+    private ReactiveLock lock;
+    private ReactiveSemaphore semaphore;
+    private ReactiveReadWriteLock readWriteLock;
+    private final List<ReactiveRedisLock> inspectingClients = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @BeforeEach
     void setUp(RedisServer redis) {
         this.redis = redis;
         // The locks are taken by another, unrestricted client: only the inspector is restricted here.
-        lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(true).acquireTimeout(WAIT).build());
-        semaphore = ReactiveRedisSemaphore.create(redis.uri());
-        readWriteLock = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder().acquireTimeout(WAIT).build());
+        client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().acquireTimeout(WAIT).build());
+        lock = client.fair();
+        semaphore = client.semaphore(2);
+        readWriteLock = client.readWriteLock();
         redis.call("ACL", "LOG", "RESET");
     }
 
     @AfterEach
     void tearDown() {
         subscriptions.forEach(Disposable::dispose);
-        inspectors.forEach(LockInspector::close);
-        lock.close();
-        semaphore.close();
-        readWriteLock.close();
+        inspectingClients.forEach(ReactiveRedisLock::close);
+        client.close();
     }
 
-    private LockInspector inspectorAs(String user, String rules, InspectorOptions options) {
+    /** The inspector, with force-release enabled, of a client that connects as {@code user} with {@code rules}. */
+    private LockInspector inspectorAs(String user, String rules) {
         createUser(user, new ArrayList<>(List.of(rules.split(" "))));
         RedisURI uri = RedisURI.builder(redis.uri()).withAuthentication(user, (user + "-password").toCharArray()).build();
-        LockInspector inspector = LockInspector.create(uri, options);
-        inspectors.add(inspector);
-        return inspector;
+        ReactiveRedisLock inspecting = ReactiveRedisLock.create(uri);
+        inspectingClients.add(inspecting);
+        return inspecting.inspector().withForceReleaseEnabled();
     }
 
     /**
@@ -117,7 +119,7 @@ class InspectorLeastPrivilegeTest {
 
     /** A semaphore holder of {@code name}, and a reader of it with a writer waiting. */
     private void holdPermitsAndReadWithAWriterWaiting(String name) {
-        subscriptions.add(semaphore.withPermits(name, 2, 1, TTL, Mono.never()).subscribe());
+        subscriptions.add(semaphore.withPermits(name, 1, TTL, Mono.never()).subscribe());
         subscriptions.add(readWriteLock.withReadLock(name, TTL, Mono.never()).subscribe());
         await().atMost(WAIT).until(() -> "1".equals(redis.call("ZCARD", "lock:{" + name + "}:permits"))
                 && "1".equals(redis.call("ZCARD", "lock:{" + name + "}:rw:readers")));
@@ -129,7 +131,7 @@ class InspectorLeastPrivilegeTest {
     void theReadOnlyUserListsAndInspectsWithoutAnyRefusalAndCannotForceRelease() {
         String holder = holdWithAWaiter("order:42");
         holdPermitsAndReadWithAWriterWaiting("exports");
-        LockInspector inspector = inspectorAs("lock-inspector", READ_RULES, InspectorOptions.defaults().withForceReleaseEnabled());
+        LockInspector inspector = inspectorAs("lock-inspector", READ_RULES);
 
         assertThat(inspector.names().collectList().block(WAIT)).containsExactlyInAnyOrder("order:42", "exports");
         LockState state = inspector.inspect("order:42").block(WAIT);
@@ -151,7 +153,7 @@ class InspectorLeastPrivilegeTest {
     @Test
     void theAdminUserForceReleasesWithoutAnyRefusal() {
         String holder = holdWithAWaiter("stuck");
-        LockInspector admin = inspectorAs("lock-admin", ADMIN_RULES, InspectorOptions.defaults().withForceReleaseEnabled());
+        LockInspector admin = inspectorAs("lock-admin", ADMIN_RULES);
 
         assertThat(admin.forceRelease("stuck", holder).block(WAIT)).isTrue();
         assertThat(redis.callList("ACL", "LOG")).isEmpty();

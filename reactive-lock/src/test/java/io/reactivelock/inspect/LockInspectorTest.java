@@ -34,23 +34,8 @@ class LockInspectorTest extends LockInspectorContract {
     }
 
     @Override
-    LockInspector newInspector(InspectorOptions options) {
-        return LockInspector.create(client, options);
-    }
-
-    @Override
-    Crashable crashableLock(LockOptions options) {
-        StatefulRedisConnection<String, String> own = client.connect(StringCodec.UTF8);
-        return new Crashable(closedAfterTheTest(ReactiveRedisLock.create(own, options)), own::close);
-    }
-
-    @Override
     RedisClusterAsyncCommands<String, String> redis() {
         return connection.async();
     }
 
-    @Override
-    RedisClient clientFor(String name) {
-        return client;
-    }
 }

@@ -1,15 +1,18 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockClosedException;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
-import io.reactivelock.redis.LockScripts;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -30,7 +33,6 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * What only the Redis lock shows: its keys, scripts, connections and Redis errors. The behaviour
@@ -262,14 +264,20 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void aLockMadeFromTheCallersConnectionNeverClosesIt() {
+    void aClientMadeFromTheCallersLettuceClientClosesOnlyTheTwoConnectionsItOpened() {
         RedisClient client = RedisClient.create(redis.uri());
         try (StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8)) {
-            ReactiveRedisLock borrowed = ReactiveRedisLock.create(connection, LockOptions.defaults());
+            long clientsBefore = clients();
+            ReactiveRedisLock borrowed = ReactiveRedisLock.create(client, LockOptions.defaults());
+            assertThat(clients() - clientsBefore).as("connections it opened: commands and pub/sub").isEqualTo(2);
             StepVerifier.create(borrowed.withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete();
             borrowed.close();
-            assertThat(connection.isOpen()).isTrue();
+            await().untilAsserted(() -> assertThat(clients()).as("connections after close()").isEqualTo(clientsBefore));
+            assertThat(connection.isOpen()).as("the caller's own connection").isTrue();
             assertThat(connection.sync().ping()).isEqualTo("PONG");
+            try (StatefulRedisConnection<String, String> another = client.connect(StringCodec.UTF8)) {
+                assertThat(another.sync().ping()).as("the caller's Lettuce client, not shut down").isEqualTo("PONG");
+            }
         } finally {
             client.shutdown();
         }

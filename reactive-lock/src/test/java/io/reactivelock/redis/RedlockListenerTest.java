@@ -1,4 +1,4 @@
-package io.reactivelock.redlock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -26,8 +26,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
-import io.reactivelock.redis.RedlockOptions;
-import io.reactivelock.redis.ReactiveRedlock;
 
 /** What a {@link LockListener} hears from a {@link ReactiveRedlock} over five real Redis servers. */
 class RedlockListenerTest {

@@ -1,4 +1,4 @@
-package io.reactivelock.redlock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,6 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.redis.LockScripts;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,8 +32,6 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
-import io.reactivelock.redis.RedlockOptions;
-import io.reactivelock.redis.ReactiveRedlock;
 
 /**
  * Redlock over five real, independent Redis servers, which the tests kill, pause (SIGSTOP) and
@@ -468,12 +465,6 @@ class RedlockLockTest {
         assertThatThrownBy(() -> ReactiveRedlock.create(twice, LockOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("Redlock nodes must be distinct servers, but localhost:" + port + " is given twice");
-    }
-
-    @Test
-    void fairOptionsAreRejected() {
-        assertThatThrownBy(() -> ReactiveRedlock.create(uris(), LockOptions.builder().fair(true).build()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no fair mode");
     }
 
     @Test

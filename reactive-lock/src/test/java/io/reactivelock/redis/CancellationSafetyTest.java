@@ -1,8 +1,11 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -18,7 +21,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.util.RaceTestUtils;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Thousands of acquisitions cancelled at random moments (before the command is sent, while it
@@ -35,8 +37,9 @@ class CancellationSafetyTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void acquisitionsCancelledAtRandomMomentsLeaveNoLockBehind(boolean fair, RedisServer redis) {
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(),
-                LockOptions.builder().fair(fair).backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build());
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(),
+                LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build());
+        ReactiveLock lock = fair ? client.fair() : client;
         AtomicInteger bodiesRun = new AtomicInteger();
         AtomicInteger completed = new AtomicInteger();
         try {
@@ -66,7 +69,7 @@ class CancellationSafetyTest {
             assertThat(completed.get()).as("some cancels came too late, so they hit releases")
                     .isPositive().isLessThan(SUBSCRIPTIONS);
         } finally {
-            lock.close();
+            client.close();
         }
     }
 
@@ -79,10 +82,12 @@ class CancellationSafetyTest {
      */
     @Test
     void aStormOfCancelledFairWaitersLeavesTheLineEmptyRightAway(RedisServer redis) throws Exception {
-        LockOptions options = LockOptions.builder().fair(true).backoff(Duration.ofMillis(1), Duration.ofSeconds(2)).build();
-        ReactiveRedisLock holderLock = ReactiveRedisLock.create(redis.uri(), options);
-        ReactiveRedisLock stormLock = ReactiveRedisLock.create(redis.uri(), options);
+        LockOptions options = LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofSeconds(2)).build();
+        ReactiveRedisLock holderClient = ReactiveRedisLock.create(redis.uri(), options);
+        ReactiveRedisLock stormClient = ReactiveRedisLock.create(redis.uri(), options);
         try {
+            ReactiveLock holderLock = holderClient.fair();
+            ReactiveLock stormLock = stormClient.fair();
             Sinks.Empty<Void> holder = Sinks.empty();
             Disposable holding = holderLock.withLock("line", Duration.ofMinutes(1), holder.asMono()).subscribe();
             await().until(() -> "1".equals(redis.call("EXISTS", "lock:{line}")));
@@ -107,8 +112,8 @@ class CancellationSafetyTest {
                     .isLessThan(Duration.ofSeconds(5));
             holding.dispose();
         } finally {
-            holderLock.close();
-            stormLock.close();
+            holderClient.close();
+            stormClient.close();
         }
     }
 
@@ -133,7 +138,8 @@ class CancellationSafetyTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void aWaiterCancelledWhileTheHolderHandsItTheLockLeavesNoLock(boolean fair, RedisServer redis) {
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair).build());
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri());
+        ReactiveLock lock = fair ? client.fair() : client;
         try {
             for (int i = 0; i < 200; i++) {
                 Sinks.Empty<Void> holder = Sinks.empty();
@@ -141,7 +147,7 @@ class CancellationSafetyTest {
                 await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2))
                         .until(() -> "1".equals(redis.call("EXISTS", "lock:{race}")));
                 Disposable waiting = lock.withLock("race", Duration.ofMinutes(1), Mono.never()).subscribe();
-                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).until(() -> lock.localWaiters("race") == 1);
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).until(() -> client.localWaiters("race") == 1);
                 // The release hands the lock to the waiter in one script while the waiter leaves.
                 RaceTestUtils.race(holder::tryEmitEmpty, waiting::dispose);
                 await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).atMost(Duration.ofSeconds(5))
@@ -149,7 +155,7 @@ class CancellationSafetyTest {
                 holding.dispose();
             }
         } finally {
-            lock.close();
+            client.close();
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.reactivelock.redlock;
+package io.reactivelock.redis;
 
 import static io.reactivelock.support.CounterWorkload.BODIES;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,8 +16,6 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import io.reactivelock.redis.RedlockOptions;
-import io.reactivelock.redis.ReactiveRedlock;
 
 /**
  * 32 concurrent bodies do a non-atomic read-modify-write of a counter kept in a separate Redis,

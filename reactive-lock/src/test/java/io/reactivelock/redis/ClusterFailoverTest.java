@@ -1,12 +1,14 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.reactivelock.redis.LockKeys;
 import io.reactivelock.support.FencedResource;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
@@ -22,7 +24,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Redis replicates asynchronously: a master can fail before its replica has the lock key, and the promoted

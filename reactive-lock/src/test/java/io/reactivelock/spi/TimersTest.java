@@ -1,4 +1,4 @@
-package io.reactivelock.internal;
+package io.reactivelock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -18,7 +18,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.scheduler.VirtualTimeScheduler;
-import io.reactivelock.spi.Timers;
 
 class TimersTest {
 

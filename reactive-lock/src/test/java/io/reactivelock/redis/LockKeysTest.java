@@ -1,4 +1,4 @@
-package io.reactivelock.internal;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import io.reactivelock.redis.LockKeys;
 
 class LockKeysTest {
 

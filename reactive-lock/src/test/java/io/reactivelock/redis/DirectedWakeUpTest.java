@@ -1,9 +1,11 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.redis.LockScripts;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -17,7 +19,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Issue 14: with waiters in separate lock instances (as separate processes are), a non-fair
@@ -192,9 +193,10 @@ class DirectedWakeUpTest {
         Sinks.Empty<Void> holderDone = Sinks.empty();
         instance().withLock("a", TTL, holderDone.asMono()).subscribe();
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
-        ReactiveRedisLock here = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair)
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .backoff(Duration.ofMillis(50), Duration.ofMillis(50)).acquireTimeout(Duration.ofSeconds(2)).build());
-        locks.add(here);
+        locks.add(client);
+        ReactiveLock here = fair ? client.fair() : client;
         List<CompletableFuture<Integer>> attempts = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             attempts.add(here.withLock("a", TTL, Mono.<Integer>empty())

@@ -1,4 +1,4 @@
-package io.reactivelock.internal;
+package io.reactivelock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,9 +17,6 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
-import io.reactivelock.spi.Lease;
-import io.reactivelock.spi.LockCore;
-import io.reactivelock.spi.LockStore;
 
 /**
  * The core's own decisions, against a store that records what it is asked (Redis itself is

@@ -1,15 +1,17 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static io.reactivelock.support.CounterWorkload.BODIES;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockLease;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
-import io.reactivelock.redis.LockKeys;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CounterWorkload;
 import io.reactivelock.support.RedisCluster;
@@ -37,7 +39,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The lock on a three-master Redis Cluster through {@link ReactiveRedisLock#create(RedisClusterClient, LockOptions)}:
@@ -109,8 +110,14 @@ class ClusterLockTest {
         return lock;
     }
 
+    /** The fair lock of a client of its own if {@code fair}, else that client itself. */
+    private ReactiveLock lock(boolean fair, LockOptions.Builder options) {
+        ReactiveRedisLock lock = lock(options);
+        return fair ? lock.fair() : lock;
+    }
+
     /** Subscribes a holder of {@code name} that keeps the lock until {@code release} completes; its lease goes to {@code lease}. */
-    private void hold(ReactiveRedisLock lock, String name, Sinks.Empty<Void> release, AtomicReference<LockLease> lease) {
+    private void hold(ReactiveLock lock, String name, Sinks.Empty<Void> release, AtomicReference<LockLease> lease) {
         subscriptions.add(lock.withLock(name, TTL, granted -> {
             lease.set(granted);
             return release.asMono();
@@ -151,7 +158,7 @@ class ClusterLockTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void namesWithBracesKeepEveryKeyOfTheirLockInOneSlotAndHandOver(boolean fair) {
-        ReactiveRedisLock lock = lock(LockOptions.builder().fair(fair));
+        ReactiveLock lock = lock(fair, LockOptions.builder());
         for (String name : List.of("{", "}", "{}", "}{", "{a}", "{a}b", "a{b}c", "{{}}", "x}{y", "%7B")) {
             String lockKey = KEYS.lockKey(name);
             RedisServer owner = cluster.owner(cluster.slot(lockKey));
@@ -184,7 +191,7 @@ class ClusterLockTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void withTheLockEveryUpdateLandsOneHolderAtATimeWithIncreasingFencingTokens(boolean fair) {
-        ReactiveRedisLock lock = lock(LockOptions.builder().fair(fair));
+        ReactiveLock lock = lock(fair, LockOptions.builder());
 
         workload.run(guardedBy(lock, "counter-lock")).block(WAIT);
 
@@ -243,12 +250,13 @@ class ClusterLockTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void aWaiterInAnotherProcessIsWokenByTheReleaseNoticeWhicheverMasterServesTheLock(boolean fair) {
-        ReactiveRedisLock holding = lock(LockOptions.builder().fair(fair));
+        ReactiveLock holding = lock(fair, LockOptions.builder());
         // Another process: a Cluster client of its own, and a backoff step that only a notice can cut short.
         otherClient = RedisClusterClient.create(cluster.uris());
-        ReactiveRedisLock waiting = ReactiveRedisLock.create(otherClient, LockOptions.builder().fair(fair)
+        ReactiveRedisLock waitingClient = ReactiveRedisLock.create(otherClient, LockOptions.builder()
                 .backoff(NOTICE_ONLY_BACKOFF, NOTICE_ONLY_BACKOFF).acquireTimeout(Duration.ofMinutes(2)).build());
-        locks.add(waiting);
+        locks.add(waitingClient);
+        ReactiveLock waiting = fair ? waitingClient.fair() : waitingClient;
         for (RedisServer master : cluster.masters()) {
             String name = IntStream.range(0, 1000).mapToObj(i -> "notice-" + i)
                     .filter(candidate -> cluster.owner(cluster.slot(KEYS.lockKey(candidate))) == master)
@@ -301,7 +309,7 @@ class ClusterLockTest {
         assertThat(fencesInRunOrder).hasSize(bodiesDone.get()).isSorted().doesNotHaveDuplicates();
     }
 
-    private Function<Mono<String>, Mono<String>> guardedBy(ReactiveRedisLock lock, String name) {
+    private Function<Mono<String>, Mono<String>> guardedBy(ReactiveLock lock, String name) {
         return body -> lock.withLock(name, TTL, lease -> {
             fencesInRunOrder.add(lease.fencingToken());
             return body;

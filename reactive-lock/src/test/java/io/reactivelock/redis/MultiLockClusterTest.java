@@ -1,13 +1,17 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.MultiLockLease;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
-import io.reactivelock.redis.LockKeys;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.RedisCluster;
@@ -37,10 +41,9 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
-import io.reactivelock.redis.ReactiveRedisMultiLock;
 
 /**
- * The multi-lock on a three-master Redis Cluster through {@link ReactiveRedisMultiLock#create(RedisClusterClient, LockOptions)}:
+ * The multi-lock on a three-master Redis Cluster through {@link ReactiveRedisLock#create(RedisClusterClient, LockOptions)}'s {@link ReactiveRedisLock#multiLock()}:
  * names on every master held together, names sharing a hash slot taken by one script, the names of
  * earlier slots released when a later one is busy, exclusion whatever the order of the names, a
  * lost name in any slot, and a cancel storm.
@@ -58,7 +61,7 @@ class MultiLockClusterTest {
     private static List<String> sharingASlot;
 
     private RedisClusterClient client;
-    private final List<ReactiveRedisMultiLock> locks = new ArrayList<>();
+    private final List<ReactiveRedisLock> locks = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @BeforeAll
@@ -96,7 +99,7 @@ class MultiLockClusterTest {
     @AfterEach
     void tearDown() {
         subscriptions.forEach(Disposable::dispose);
-        locks.forEach(ReactiveRedisMultiLock::close);
+        locks.forEach(ReactiveRedisLock::close);
         client.shutdown();
     }
 
@@ -108,10 +111,16 @@ class MultiLockClusterTest {
         return cluster.owner(slot(name));
     }
 
-    private ReactiveRedisMultiLock lock(LockOptions.Builder options) {
-        ReactiveRedisMultiLock lock = ReactiveRedisMultiLock.create(client, options.build());
+    /** A client of its own on the Cluster, closed after the test. */
+    private ReactiveRedisLock newClient(LockOptions.Builder options) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(client, options.build());
         locks.add(lock);
         return lock;
+    }
+
+    /** The multi-lock of a client of its own. */
+    private ReactiveMultiLock lock(LockOptions.Builder options) {
+        return newClient(options).multiLock();
     }
 
     private static ConditionFactory eventually() {
@@ -134,7 +143,7 @@ class MultiLockClusterTest {
 
     @Test
     void namesOnEveryMasterAreHeldTogetherEachOnItsSlotsNodeAndNamesOfOneSlotShareAFencingToken() {
-        ReactiveRedisMultiLock lock = lock(LockOptions.builder());
+        ReactiveMultiLock lock = lock(LockOptions.builder());
         List<String> names = new ArrayList<>(allNames());
         Collections.reverse(names);
         StepVerifier.create(lock.withLocks(names, TTL, lease -> Mono.fromCallable(() -> {
@@ -152,7 +161,7 @@ class MultiLockClusterTest {
 
     @Test
     void namesSharingASlotAreTakenAndReleasedByOneScriptOnTheirNode() {
-        ReactiveRedisMultiLock lock = lock(LockOptions.builder());
+        ReactiveMultiLock lock = lock(LockOptions.builder());
         lock.withLocks(sharingASlot, TTL, Mono.just("first: the scripts are loaded")).block(WAIT);
         cluster.masters().forEach(master -> master.call("CONFIG", "RESETSTAT"));
         assertThat(lock.withLocks(sharingASlot, TTL, Mono.just("second")).block(WAIT)).isEqualTo("second");
@@ -240,7 +249,7 @@ class MultiLockClusterTest {
 
     @Test
     void callersListingTheSameNamesInOtherOrdersAcrossSlotsAllFinishAndNeverShareAName() {
-        List<ReactiveRedisMultiLock> clients = List.of(lock(LockOptions.builder().acquireTimeout(Duration.ofMinutes(1))),
+        List<ReactiveMultiLock> clients = List.of(lock(LockOptions.builder().acquireTimeout(Duration.ofMinutes(1))),
                 lock(LockOptions.builder().acquireTimeout(Duration.ofMinutes(1))));
         AtomicInteger next = new AtomicInteger();
         long done = runWorkload((names, body) -> clients.get(next.getAndIncrement() % 2).withLocks(names, TTL, body));
@@ -259,8 +268,9 @@ class MultiLockClusterTest {
 
     @Test
     void aCancelStormAcrossSlotsLeavesNoKeyAndNoRenewalRunningWithinASecond() {
-        ReactiveRedisMultiLock storm = lock(LockOptions.builder()
+        ReactiveRedisLock stormClient = newClient(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)));
+        ReactiveMultiLock storm = stormClient.multiLock();
         List<String> names = allNames();
         AtomicInteger bodiesRun = new AtomicInteger();
         Flux.range(0, 2_000)
@@ -280,7 +290,7 @@ class MultiLockClusterTest {
         // The TTL is a minute: what is gone within a second was released, not expired.
         await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
                 .untilAsserted(() -> {
-                    assertThat(storm.activeLeases()).as("renewals running").isZero();
+                    assertThat(stormClient.activeLeases()).as("renewals running").isZero();
                     assertThat(keysLeft()).as("keys left on the masters").isEmpty();
                 });
         assertThat(bodiesRun).as("cancels also hit running bodies").hasPositiveValue();

@@ -1,9 +1,12 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.reactivelock.redis.PrimitiveScripts;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockClosedException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -18,7 +21,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
-import io.reactivelock.redis.ReactiveRedisReadWriteLock;
 
 /** What the Redis read-write lock keeps in Redis and how its waiters learn of a release. */
 @WithRedis
@@ -28,8 +30,8 @@ class ReadWriteRedisTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final RedisServer redis;
-    private ReactiveRedisReadWriteLock lock;
-    private ReactiveRedisReadWriteLock other;
+    private ReactiveRedisLock client;
+    private ReactiveRedisLock otherClient;
 
     ReadWriteRedisTest(RedisServer redis) {
         this.redis = redis;
@@ -37,16 +39,28 @@ class ReadWriteRedisTest {
 
     @AfterEach
     void close() {
-        for (ReactiveRedisReadWriteLock l : new ReactiveRedisReadWriteLock[] {lock, other}) {
-            if (l != null) {
-                l.close();
+        for (ReactiveRedisLock c : new ReactiveRedisLock[] {client, otherClient}) {
+            if (c != null) {
+                c.close();
             }
         }
     }
 
+    /** The read-write lock of a client of its own, closed after the test. */
+    private ReactiveReadWriteLock lock(LockOptions options) {
+        client = ReactiveRedisLock.create(redis.uri(), options);
+        return client.readWriteLock();
+    }
+
+    /** The read-write lock of another client (another process, as far as Redis can tell), closed after the test. */
+    private ReactiveReadWriteLock other(LockOptions options) {
+        otherClient = ReactiveRedisLock.create(redis.uri(), options);
+        return otherClient.readWriteLock();
+    }
+
     @Test
     void aWriterIsAKeyHoldingItsTokenAndItsFencingTokenIsTheRecordsValue() {
-        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        ReactiveReadWriteLock lock = lock(LockOptions.defaults());
         StepVerifier.create(lock.withWriteLock("catalog", TTL, lease -> Mono.fromCallable(() -> {
                     assertThat(redis.call("GET", "lock:{catalog}:rw:writer")).isEqualTo(lease.token());
                     assertThat(Long.parseLong(redis.call("PTTL", "lock:{catalog}:rw:writer"))).isBetween(25_000L, 30_000L);
@@ -60,7 +74,7 @@ class ReadWriteRedisTest {
 
     @Test
     void aReaderIsAMemberOfTheReadersScoredByTheEndOfItsLease() {
-        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        ReactiveReadWriteLock lock = lock(LockOptions.defaults());
         String key = "lock:{catalog}:rw:readers";
         StepVerifier.create(lock.withReadLock("catalog", TTL, lease -> Mono.fromCallable(() -> {
                     List<Object> members = redis.callList("ZRANGE", key, "0", "-1", "WITHSCORES");
@@ -78,9 +92,9 @@ class ReadWriteRedisTest {
 
     @Test
     void theLastReaderLeavingWakesAWriterOfAnotherInstanceThroughItsNoticeNotItsBackoff() {
-        lock = ReactiveRedisReadWriteLock.create(redis.uri());
+        ReactiveReadWriteLock lock = lock(LockOptions.defaults());
         // A 10-minute backoff: the writer can only get the lock in time through the release notice.
-        other = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder()
+        ReactiveReadWriteLock other = other(LockOptions.builder()
                 .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
         Sinks.Empty<Void> reader = Sinks.empty();
         Disposable reading = lock.withReadLock("a", TTL, reader.asMono()).subscribe();
@@ -99,7 +113,7 @@ class ReadWriteRedisTest {
     @Test
     void aWritersReleaseWakesEveryReaderWaitingInTheProcessNotOnlyTheLongestWaiting() {
         // A 10-minute backoff: a reader gets in within the test only by being woken.
-        lock = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder()
+        ReactiveReadWriteLock lock = lock(LockOptions.builder()
                 .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
         Sinks.Empty<Void> writer = Sinks.empty();
         Disposable writing = lock.withWriteLock("a", TTL, writer.asMono()).subscribe();
@@ -119,7 +133,7 @@ class ReadWriteRedisTest {
             readers.add(reader);
             reader.subscribe();
             int waiting = i + 1;
-            await().pollInterval(Duration.ofMillis(10)).until(() -> lock.localWaiters("a") == waiting);
+            await().pollInterval(Duration.ofMillis(10)).until(() -> client.readWriteWaiters("a") == waiting);
         }
         writer.tryEmitEmpty();
         StepVerifier.create(Flux.merge(readers)).expectNextCount(4).expectComplete().verify(WAIT);
@@ -128,7 +142,7 @@ class ReadWriteRedisTest {
 
     @Test
     void aWaitingWriterKeepsItsPlaceForItsOwnWaiterLeaseWhenAWriterWithAShorterOneLeaves() {
-        lock = ReactiveRedisReadWriteLock.create(redis.uri()); // waiter lease 1 s (5 x 200 ms, at least 1 s)
+        ReactiveReadWriteLock lock = lock(LockOptions.defaults()); // waiter lease 1 s (5 x 200 ms, at least 1 s)
         String waiting = "lock:{a}:rw:writers-waiting";
         Disposable reading = lock.withReadLock("a", TTL, Mono.never()).subscribe();
         await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}:rw:readers")));
@@ -145,7 +159,7 @@ class ReadWriteRedisTest {
         assertThat(Long.parseLong(redis.call("PTTL", waiting)))
                 .as("the waiting writers outlive the shorter lease of the writer that left: the other keeps new readers out")
                 .isGreaterThan(50_000L);
-        other = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        ReactiveReadWriteLock other = other(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
         StepVerifier.create(other.withReadLock("a", TTL, Mono.just("in")))
                 .expectError(LockAcquisitionException.class)
                 .verify(WAIT);
@@ -153,9 +167,9 @@ class ReadWriteRedisTest {
     }
 
     @Test
-    void aClosedLockRefusesNewAcquisitions() {
-        lock = ReactiveRedisReadWriteLock.create(redis.uri());
-        lock.close();
+    void theReadWriteLockOfAClosedClientRefusesNewAcquisitions() {
+        ReactiveReadWriteLock lock = lock(LockOptions.defaults());
+        client.close();
         StepVerifier.create(lock.withReadLock("a", TTL, Mono.just(1))).expectError(LockClosedException.class).verify(WAIT);
         StepVerifier.create(lock.withWriteLock("a", TTL, Mono.just(1))).expectError(LockClosedException.class).verify(WAIT);
     }

@@ -1,8 +1,10 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -11,7 +13,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Issue 13: background releases are coalesced per lock name. During an outage, every cancelled

@@ -1,9 +1,12 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -29,7 +32,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Waiters in another process (another lock instance, with its own client) wake on release notices
@@ -78,12 +80,18 @@ class HandOffTest {
         return lock;
     }
 
-    private ReactiveRedisLock lock(boolean fair, Duration backoff) {
-        return lock(LockOptions.builder().fair(fair).backoff(backoff, backoff).acquireTimeout(Duration.ofMinutes(2)));
+    /** The fair lock of a client of its own if {@code fair}, else that client itself. */
+    private ReactiveLock lock(boolean fair, LockOptions.Builder options) {
+        ReactiveRedisLock client = lock(options);
+        return fair ? client.fair() : client;
+    }
+
+    private ReactiveLock lock(boolean fair, Duration backoff) {
+        return lock(fair, LockOptions.builder().backoff(backoff, backoff).acquireTimeout(Duration.ofMinutes(2)));
     }
 
     /** Holds lock "a" until the returned sink completes. */
-    private Sinks.Empty<Void> hold(ReactiveRedisLock lock) {
+    private Sinks.Empty<Void> hold(ReactiveLock lock) {
         Sinks.Empty<Void> release = Sinks.empty();
         subscriptions.add(lock.withLock("a", TTL, release.asMono()).subscribe());
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
@@ -103,7 +111,7 @@ class HandOffTest {
      * Subscribes to lock "a" with a body that records when it started in the returned value (0 until
      * then) and keeps the lock until the test ends.
      */
-    private AtomicLong waitFor(ReactiveRedisLock lock) {
+    private AtomicLong waitFor(ReactiveLock lock) {
         AtomicLong ranAt = new AtomicLong();
         subscriptions.add(lock.withLock("a", TTL, Mono.fromRunnable(() -> ranAt.set(System.nanoTime())).then(Mono.never()))
                 .subscribe());
@@ -160,7 +168,8 @@ class HandOffTest {
         // Held by another process; it will vanish without a notice, as when the notice is lost.
         redis.call("SET", "lock:{a}", "another-process", "PX", "60000");
         // Without jitter a subscribed waiter polls exactly every longest step; one second dwarfs the slack.
-        ReactiveRedisLock waiting = lock(LockOptions.builder().fair(fair).backoff(Duration.ofMillis(5), Duration.ofSeconds(1)).jitter(0));
+        ReactiveRedisLock waitingClient = lock(LockOptions.builder().backoff(Duration.ofMillis(5), Duration.ofSeconds(1)).jitter(0));
+        ReactiveLock waiting = fair ? waitingClient.fair() : waitingClient;
         AtomicLong ranAt = waitFor(waiting);
         // Subscribed: from now on the waiter polls only every longest backoff step.
         await("the waiter to subscribe to release notices").until(() -> subscribers() == 1);
@@ -169,12 +178,12 @@ class HandOffTest {
         long releasedAt = System.nanoTime();
 
         assertThat(between(releasedAt, awaitRun(ranAt))).as("from the silent release to the waiter's body")
-                .isLessThanOrEqualTo(waiting.options().maxBackoff().plus(LATE));
+                .isLessThanOrEqualTo(waitingClient.options().maxBackoff().plus(LATE));
     }
 
     @Test
     void fairWaitersGetTheLockInArrivalOrder() {
-        ReactiveRedisLock lock = lock(true, Duration.ofMillis(50));
+        ReactiveLock lock = lock(true, Duration.ofMillis(50));
         Sinks.Empty<Void> holder = hold(lock);
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<Mono<Integer>> waiters = new ArrayList<>();
@@ -195,8 +204,8 @@ class HandOffTest {
 
     @Test
     void aFairInProcessHandOffNeverJumpsAheadOfAnotherProcessFirstInLine() {
-        ReactiveRedisLock here = lock(true, Duration.ofMillis(50));
-        ReactiveRedisLock elsewhere = lock(true, Duration.ofMillis(50));
+        ReactiveLock here = lock(true, Duration.ofMillis(50));
+        ReactiveLock elsewhere = lock(true, Duration.ofMillis(50));
         Sinks.Empty<Void> holder = hold(here);
         List<String> order = new CopyOnWriteArrayList<>();
         Mono<String> first = elsewhere.withLock("a", TTL, Mono.fromRunnable(() -> order.add("elsewhere")).thenReturn("")).cache();
@@ -213,7 +222,7 @@ class HandOffTest {
 
     @Test
     void aCancelledFairWaiterLeavesTheLineAtOnceAndIsSkipped() {
-        ReactiveRedisLock lock = lock(true, Duration.ofMillis(50));
+        ReactiveLock lock = lock(true, Duration.ofMillis(50));
         Sinks.Empty<Void> holder = hold(lock);
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<Disposable> waiters = new ArrayList<>();
@@ -232,9 +241,9 @@ class HandOffTest {
 
     @Test
     void aCrashedFairWaiterCostsTheLineAtMostOneWaiterLeasePlusOneBackoffStep() {
-        ReactiveRedisLock holding = lock(LockOptions.builder().fair(true));
-        Sinks.Empty<Void> holder = hold(holding);
-        Duration waiterLease = holding.options().waiterLease();
+        ReactiveRedisLock holdingClient = lock(LockOptions.builder());
+        Sinks.Empty<Void> holder = hold(holdingClient.fair());
+        Duration waiterLease = holdingClient.options().waiterLease();
         assertThat(waiterLease).as("the default waiter lease").isEqualTo(Duration.ofSeconds(1));
         // What a crashed process leaves behind: a place at the head of the line, renewed just before it
         // died, that nobody will claim.
@@ -243,8 +252,8 @@ class HandOffTest {
         redis.call("RPUSH", "lock:{a}:queue", "crashed-waiter");
         redis.call("HSET", "lock:{a}:waiters", "crashed-waiter", Long.toString(Long.parseLong(serverMillis) + waiterLease.toMillis()));
 
-        ReactiveRedisLock patient = lock(LockOptions.builder().fair(true));
-        AtomicLong ranAt = waitFor(patient);
+        ReactiveRedisLock patient = lock(LockOptions.builder());
+        AtomicLong ranAt = waitFor(patient.fair());
         await().until(() -> queued() == 2);
         long releasedAt = System.nanoTime();
         holder.tryEmitEmpty();
@@ -259,7 +268,7 @@ class HandOffTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void noSubscriptionOrLineIsLeftOnceEveryWaiterIsGone(boolean fair) {
-        ReactiveRedisLock lock = lock(fair, Duration.ofMillis(20));
+        ReactiveLock lock = lock(fair, Duration.ofMillis(20));
         Sinks.Empty<Void> holder = hold(lock);
         List<Mono<Object>> waiters = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
@@ -280,7 +289,8 @@ class HandOffTest {
     @Test
     void aNonFairHolderHandsTheLockStraightToLocalWaitersInArrivalOrderOneScriptCallEach() {
         // A 10-minute backoff step: no waiter polls, so every grant below comes from a hand-off.
-        ReactiveRedisLock lock = lock(false, Duration.ofMinutes(10));
+        ReactiveRedisLock lock = lock(LockOptions.builder().backoff(Duration.ofMinutes(10), Duration.ofMinutes(10))
+                .acquireTimeout(Duration.ofMinutes(2)));
         Sinks.Empty<Void> holder = hold(lock);
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<Long> fences = new CopyOnWriteArrayList<>();
@@ -340,8 +350,8 @@ class HandOffTest {
         RecordingListener hereEvents = new RecordingListener();
         RecordingListener elsewhereEvents = new RecordingListener();
         Duration backoff = Duration.ofMillis(50);
-        ReactiveRedisLock here = lock(LockOptions.builder().fair(true).backoff(backoff, backoff).listener(hereEvents));
-        ReactiveRedisLock elsewhere = lock(LockOptions.builder().fair(true).backoff(backoff, backoff).listener(elsewhereEvents));
+        ReactiveLock here = lock(true, LockOptions.builder().backoff(backoff, backoff).listener(hereEvents));
+        ReactiveLock elsewhere = lock(true, LockOptions.builder().backoff(backoff, backoff).listener(elsewhereEvents));
         Sinks.Empty<Void> holder = hold(here);
         Mono<String> first = elsewhere.withLock("a", TTL, Mono.just("elsewhere")).cache();
         subscriptions.add(first.subscribe());
