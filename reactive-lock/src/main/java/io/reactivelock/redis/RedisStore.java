@@ -323,6 +323,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
         }
     }
 
+    /** How many locks give a woken sleeper a head start now. */
+    int headStarts() {
+        return headStarts.size();
+    }
+
     /** How many acquisitions in this process wait for a release of lock {@code name}. */
     int localWaiters(String name) {
         return notices == null ? 0 : notices.waiters(LockKeys.releaseChannel(keys.lockKey(name)));
