@@ -29,6 +29,8 @@ class QuietNamesTest {
     private static final int WAITERS_PER_NAME = 3;
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final Duration PHASE = Duration.ofMinutes(2);
+    /** Ample for the linger (at most 2 s here) and the last releases' replies on a loaded machine. */
+    private static final Duration QUIET = Duration.ofSeconds(30);
     private static final Map<String, Integer> NOTHING = Map.of("channels", 0, "headStarts", 0, "backgroundReleases", 0,
             "releaseRetryTimers", 0, "timers", 0);
 
@@ -87,9 +89,12 @@ class QuietNamesTest {
                     calls.getOrDefault("subscribe", 0L) / (double) NAMES, calls.getOrDefault("unsubscribe", 0L) / (double) NAMES);
 
             // Once the linger passed: no channel, no head start, no timer, no retry kept for any name.
-            await().atMost(PHASE).until(() -> waiters.stateKept().equals(NOTHING) && holder.stateKept().equals(NOTHING));
+            await().atMost(QUIET).untilAsserted(() -> {
+                assertThat(waiters.stateKept()).as("what the waiting client keeps for names").isEqualTo(NOTHING);
+                assertThat(holder.stateKept()).as("what the holding client keeps for names").isEqualTo(NOTHING);
+            });
             assertThat(IntStream.range(0, NAMES).map(i -> waiters.localWaiters(name(i))).sum()).isZero();
-            await().atMost(PHASE).until(() -> channels().isEmpty());
+            await().atMost(QUIET).until(() -> channels().isEmpty());
             assertThat(CommandStats.calls(redis, "unsubscribe")).as("each name's channel was left once")
                     .isEqualTo(CommandStats.calls(redis, "subscribe"));
         }
@@ -119,8 +124,11 @@ class QuietNamesTest {
             end.tryEmitEmpty();
             await().atMost(PHASE).until(() -> waiting.stream().allMatch(Disposable::isDisposed)
                     && holder.activeLeases() == 0 && waiters.activeLeases() == 0);
-            await().atMost(PHASE).until(() -> waiters.stateKept().equals(NOTHING) && holder.stateKept().equals(NOTHING));
-            await().atMost(PHASE).until(() -> channels().isEmpty());
+            await().atMost(QUIET).untilAsserted(() -> {
+                assertThat(waiters.stateKept()).as("what the waiting client keeps for names").isEqualTo(NOTHING);
+                assertThat(holder.stateKept()).as("what the holding client keeps for names").isEqualTo(NOTHING);
+            });
+            await().atMost(QUIET).until(() -> channels().isEmpty());
         }
     }
 
