@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
@@ -34,7 +35,7 @@ final class MemoryCell {
 
     private MemoryCell() {}
 
-    /** By contender: bytes and keys per held lock, over {@code names} locks. */
+    /** By contender: bytes and keys per held lock over {@code names} locks, and the bytes of one lock's keys. */
     static Map<String, double[]> run(RedisServer redis, RedisStats stats, int names) throws Exception {
         Map<String, double[]> perLock = new LinkedHashMap<>();
         perLock.put(Contenders.RAW, raw(redis, stats, names));
@@ -44,14 +45,19 @@ final class MemoryCell {
         return perLock;
     }
 
+    private static String name(int i) {
+        return "order-%06d".formatted(i);
+    }
+
+    /** The lock key of name {@code i}: this library's, which Redisson and the raw floor use as their own. */
     private static String key(int i) {
-        return "lock:{order-%06d}".formatted(i);
+        return "lock:{" + name(i) + "}";
     }
 
     private static double[] raw(RedisServer redis, RedisStats stats, int names) {
         RedisClient client = RedisClient.create(redis.uri());
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
-            String token = "x".repeat(22); // as long as this library's tokens
+            String token = "x".repeat(32); // as long as this library's tokens (16 random bytes in hex)
             long empty = emptied(redis, stats);
             List<RedisFuture<String>> sets = new ArrayList<>();
             for (int i = 0; i < names; i++) {
@@ -66,14 +72,21 @@ final class MemoryCell {
 
     private static double[] ours(RedisServer redis, RedisStats stats, int names) {
         try (ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
-                .renewalInterval(Duration.ofSeconds(40)).maxPendingAcquisitions(names).build())) {
+                .renewalInterval(Duration.ofSeconds(40)).maxPendingAcquisitions(2 * names).build())) {
             long empty = emptied(redis, stats);
             Sinks.Empty<Void> end = Sinks.empty();
             List<Disposable> held = new ArrayList<>();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
             for (int i = 0; i < names; i++) {
-                held.add(lock.withLock("order-%06d".formatted(i), TTL, lease -> end.asMono()).subscribe());
+                held.add(lock.withLock(name(i), TTL, lease -> end.asMono())
+                        .subscribe(v -> { }, e -> failed.compareAndSet(null, e)));
             }
-            until(() -> lock.activeLeases() == names);
+            until(() -> {
+                if (failed.get() != null) {
+                    throw new IllegalStateException("an acquisition of the memory cell failed", failed.get());
+                }
+                return lock.activeLeases() == names;
+            });
             double[] measured = measured(redis, stats, names, empty);
             end.tryEmitEmpty();
             until(() -> lock.activeLeases() == 0);
@@ -103,10 +116,20 @@ final class MemoryCell {
         return Long.parseLong(stats.info("memory", "used_memory"));
     }
 
+    /**
+     * Bytes and keys per held lock from {@code used_memory} and {@code DBSIZE}, then the bytes of
+     * the first lock's keys ({@code MEMORY USAGE}: exact, where {@code used_memory} also moves with
+     * hash table resizes and the contender's connections' buffers).
+     */
     private static double[] measured(RedisServer redis, RedisStats stats, int names, long empty) {
         long used = Long.parseLong(stats.info("memory", "used_memory"));
         long keys = Long.parseLong(redis.call("DBSIZE"));
-        return new double[] {(double) (used - empty) / names, (double) keys / names};
+        long firstKeys = 0;
+        for (String key : new String[] {key(0), key(0) + ":fence"}) {
+            String bytes = redis.call("MEMORY", "USAGE", key, "SAMPLES", "0");
+            firstKeys += bytes == null ? 0 : Long.parseLong(bytes);
+        }
+        return new double[] {(double) (used - empty) / names, (double) keys / names, firstKeys};
     }
 
     private static void until(BooleanSupplier condition) {

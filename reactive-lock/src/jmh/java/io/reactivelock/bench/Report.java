@@ -62,8 +62,9 @@ final class Report {
                 memoryNames));
         md.append("No timing: the figures do not depend on the load. Waiters, fair waiters and released names: "
                 + "`scale.RedisMemoryPerLockTest`.\n\n");
-        md.append("| contender | bytes per held lock | keys per held lock |\n|---|---:|---:|\n");
-        memory.forEach((contender, m) -> md.append(String.format(Locale.ROOT, "| %s | %.0f | %.1f |%n", contender, m[0], m[1])));
+        md.append("| contender | bytes per held lock (used_memory) | keys per held lock | bytes of one lock's keys (MEMORY USAGE) |\n"
+                + "|---|---:|---:|---:|\n");
+        memory.forEach((contender, m) -> md.append(String.format(Locale.ROOT, "| %s | %.0f | %.1f | %.0f |%n", contender, m[0], m[1], m[2])));
     }
 
     /** When and where, in one line, for the chart. */
