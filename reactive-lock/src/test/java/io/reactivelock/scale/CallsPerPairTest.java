@@ -1,6 +1,7 @@
 package io.reactivelock.scale;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * What one uncontended acquire and release costs Redis, in calls by command ({@code INFO
@@ -84,6 +86,48 @@ class CallsPerPairTest {
         Map<String, Long> perPair = perPair(before, CommandStats.all(redis));
         report("ours, a fresh name each", perPair);
         assertThat(perPair).isEqualTo(OURS);
+    }
+
+    @Test
+    void afterAWaiterWasWokenTheSleepersMarkComesOffAndPairsCostTheSameAgain() {
+        try (ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), LockOptions.defaults())) {
+            Sinks.Empty<Void> end = Sinks.empty();
+            lock.withLock("order", TTL, lease -> end.asMono()).subscribe();
+            await().until(() -> lock.activeLeases() == 1);
+            Mono<Long> waiter = other.withLock("order", TTL, lease -> Mono.just(lease.fencingToken())).cache();
+            waiter.subscribe();
+            await().until(() -> "1".equals(redis.call("ZCARD", "lock:{order}:sleepers")));
+            assertThat(redis.call("GET", "lock:{order}:fence")).as("the fencing record carries the sleepers mark").endsWith("+");
+            long published = CommandStats.calls(redis, "publish");
+            end.tryEmitEmpty();
+            assertThat(waiter.block(Duration.ofSeconds(10))).isPositive();
+            assertThat(CommandStats.calls(redis, "publish")).as("the release woke the sleeper by name").isEqualTo(published + 1);
+            assertThat(redis.call("GET", "lock:{order}:fence")).as("the last release found nobody asleep").matches("\\d+");
+        }
+        Map<String, Long> before = CommandStats.all(redis);
+        for (int i = 0; i < PAIRS; i++) {
+            lock.withLock("order", TTL, Mono.just(i)).block();
+        }
+        assertThat(perPair(before, CommandStats.all(redis))).isEqualTo(OURS);
+    }
+
+    @Test
+    void aSleeperRegisteredAfterTheFencingRecordExpiredIsStillWoken() {
+        try (ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), LockOptions.defaults())) {
+            Sinks.Empty<Void> end = Sinks.empty();
+            lock.withLock("order", TTL, lease -> end.asMono()).subscribe();
+            await().until(() -> lock.activeLeases() == 1);
+            redis.call("DEL", "lock:{order}:fence"); // as when a holder renews past the record's retention
+            Mono<Long> waiter = other.withLock("order", TTL, lease -> Mono.just(lease.fencingToken())).cache();
+            waiter.subscribe();
+            await().until(() -> "1".equals(redis.call("ZCARD", "lock:{order}:sleepers")));
+            assertThat(redis.call("GET", "lock:{order}:fence")).as("a record made for the mark alone").isEqualTo("0+");
+            assertThat(Long.parseLong(redis.call("PTTL", "lock:{order}:fence"))).as("and it expires").isPositive();
+            long published = CommandStats.calls(redis, "publish");
+            end.tryEmitEmpty();
+            assertThat(waiter.block(Duration.ofSeconds(10))).as("a fencing token from the clock, not from the mark").isGreaterThan(1L);
+            assertThat(CommandStats.calls(redis, "publish")).as("the release woke the sleeper by name").isEqualTo(published + 1);
+        }
     }
 
     @Test
