@@ -14,6 +14,9 @@ final class Report {
     int baselineThreads;
     Map<String, CellResult> cells;
     List<Map<String, String>> scale;
+    /** The memory cell, by contender: bytes and keys per held lock; null when it did not run. */
+    Map<String, double[]> memory;
+    int memoryNames;
     Map<String, double[]> baseline;
     double seconds;
     final String loadAtStart = loadAverage();
@@ -43,11 +46,25 @@ final class Report {
         if (scale != null) {
             scaleTable(md);
         }
+        if (memory != null) {
+            memoryTable(md);
+        }
         targets(md);
         if (baseline != null) {
             beforeAfter(md);
         }
         return md.toString();
+    }
+
+    /** Redis bytes per held lock, from {@code used_memory} on an emptied server, per contender. */
+    private void memoryTable(StringBuilder md) {
+        md.append(String.format(Locale.ROOT, "%n### Redis memory per held lock (%,d locks held, `INFO memory` used_memory delta)%n%n",
+                memoryNames));
+        md.append("No timing: the figures do not depend on the load. Waiters, fair waiters and released names: "
+                + "`scale.RedisMemoryPerLockTest`.\n\n");
+        md.append("| contender | bytes per held lock (used_memory) | keys per held lock | bytes of one lock's keys (MEMORY USAGE) |\n"
+                + "|---|---:|---:|---:|\n");
+        memory.forEach((contender, m) -> md.append(String.format(Locale.ROOT, "| %s | %.0f | %.1f | %.0f |%n", contender, m[0], m[1], m[2])));
     }
 
     /** When and where, in one line, for the chart. */

@@ -6,19 +6,42 @@ final class LockScripts {
     private LockScripts() {}
 
     /**
+     * Lua functions that read a fencing record: {@code lastFence(record)}, the last token issued
+     * ({@code false} without a record, 0 for a record made only to carry the mark), and
+     * {@code marked(record)}, whether it ends in the <em>sleepers mark</em> {@code +}.
+     *
+     * <p>Why the mark: a non-fair release must wake a sleeper when there is one, but looking at the
+     * sleepers costs a call ({@code ZPOPMIN} on a missing key is still one). A waiter that registers
+     * as a sleeper marks the lock's fencing record in the same script, and the release reads the
+     * record with the lock in the one {@code MGET} it needs anyway; only a marked record sends it
+     * to the sleepers, so an uncontended release costs what the raw compare-and-delete does. The
+     * mark is a hint that errs on the safe side: every write of the record keeps it, and only a
+     * release that found the sleepers empty takes it off. If the record expires under it (a holder
+     * that renewed past its retention), the next registration, at the latest one backoff step
+     * later, marks it again; a release in between wakes nobody, as a lost notice would.
+     */
+    static final String FENCE_RECORD = """
+            local function lastFence(record) return record and tonumber(string.match(record, '^%d+')) end
+            local function marked(record) return record and string.sub(record, -1) == '+' end
+            """;
+
+    /**
      * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
-     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms): the
-     * server clock in microseconds, or one above the last token issued for the lock if that is
-     * higher. The record is written and the last token read in one {@code SET ... GET} (Redis 6.2);
-     * only when the clock is not ahead of the last token (it stepped back) is it written again.
+     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms), with
+     * the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above the
+     * last token issued for the lock if that is higher. The record is written and the last token
+     * read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the last
+     * token (it stepped back) or the record carried the sleepers mark is it written again.
      */
     static String nextFence(String time) {
         return """
                 local fence = tonumber(%1$s[1]) * 1000000 + tonumber(%1$s[2])
-                local last = tonumber(redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET'))
-                if last and last >= fence then
-                  fence = last + 1
-                  redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3])
+                local record = redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET')
+                local last = lastFence(record)
+                local raised = last and last >= fence
+                if raised then fence = last + 1 end
+                if raised or marked(record) then
+                  redis.call('SET', KEYS[2], string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', ARGV[3])
                 end
                 """.formatted(time);
     }
@@ -32,11 +55,13 @@ final class LockScripts {
      * fencing token (> 0) when the lock is ours, or 0 when another token holds it; then, given
      * sleepers, the token is registered there once, scored by its start, so that releases wake
      * waiters by name in the order they started; the sleepers expire one waiter lease after the
-     * last registration. A grant takes the token out of the sleepers.
+     * last registration, and the fencing record carries the sleepers mark ({@link #FENCE_RECORD}).
+     * A grant takes the token out of the sleepers.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
      * token: an attempt whose reply was lost can be retried safely. The first attempt on a free
-     * lock, the common case, costs a {@code SET NX} and the fencing token's three calls.
+     * lock, the common case, costs a {@code SET NX} and the fencing token's two calls ({@code TIME},
+     * {@code SET ... GET}).
      *
      * <p>The fencing token is the server clock in microseconds, raised above the last token issued
      * for the lock while its record lives. Records expire, so memory stays bounded by the locks
@@ -44,18 +69,26 @@ final class LockScripts {
      * the (new) server's clock is not behind the last token issued; a lost record that was ahead
      * of it lets tokens go backwards (README, "Fencing tokens").
      */
-    public static final LuaScript ACQUIRE = LuaScript.of("""
+    public static final LuaScript ACQUIRE = LuaScript.of(FENCE_RECORD + """
             if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
               if KEYS[3] and ARGV[6] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
             elseif redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
-              local fence = tonumber(redis.call('GET', KEYS[2]))
-              if fence then return fence end
+              local fence = lastFence(redis.call('GET', KEYS[2]))
+              if fence and fence > 0 then return fence end
             else
               if KEYS[3] then
                 redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
                 redis.call('PEXPIRE', KEYS[3], ARGV[4])
+                -- The sleepers mark, so that the holder's release looks at the sleepers. A record
+                -- that expired while the lock was held is made again for the mark alone (token 0).
+                local record = redis.call('GET', KEYS[2])
+                if not record then
+                  redis.call('SET', KEYS[2], '0+', 'PX', math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
+                elseif not marked(record) then
+                  redis.call('SET', KEYS[2], record .. '+', 'KEEPTTL')
+                end
               end
               return 0
             end
@@ -65,31 +98,55 @@ final class LockScripts {
             """);
 
     /**
-     * KEYS: lock, and optionally sleepers. ARGV: token, release channel. Deletes the lock if it
-     * holds the token and announces it: without sleepers to every listening process (an empty
-     * message); with sleepers to one waiter, the one that started first, by popping and
-     * publishing its token (none registered: no message). A sleeper that died without leaving
-     * costs one such notice. Returns 2 if deleted and a sleeper was woken, 1 if deleted with none
-     * to wake; otherwise takes the token out of the sleepers (a waiter leaving) and returns 0. A
-     * holder's token is not among them, since its grant took it out, unless an attempt of its that
-     * found the lock busy ran after the grant (replies of one connection come in order, but a
-     * {@code NOSCRIPT} retry is a second command): if it is the oldest, it is popped and passed over.
+     * KEYS: lock, and optionally sleepers and the fencing record. ARGV: token, release channel.
+     * Deletes the lock if it holds the token and announces it: without sleepers to every listening
+     * process (an empty message); with sleepers to one waiter, the one that started first, by
+     * popping and publishing its token (none registered: no message). A sleeper that died without
+     * leaving costs one such notice. Returns 2 if deleted and a sleeper was woken, 1 if deleted
+     * with none to wake; otherwise takes the token out of the sleepers (a waiter leaving) and
+     * returns 0. A holder's token is not among them, since its grant took it out, unless an
+     * attempt of its that found the lock busy ran after the grant (replies of one connection come
+     * in order, but a {@code NOSCRIPT} retry is a second command): if it is the oldest, it is
+     * popped and passed over.
+     *
+     * <p>Given the fencing record, the lock and the record are read in one {@code MGET}, and the
+     * sleepers are looked at only when the record carries the sleepers mark ({@link #FENCE_RECORD});
+     * a look that finds none takes the mark off. An uncontended release is then {@code MGET} and
+     * {@code DEL}, the raw compare-and-delete's two calls. Without the record the sleepers are
+     * always looked at.
      */
-    public static final LuaScript RELEASE = LuaScript.of("""
-            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    public static final LuaScript RELEASE = LuaScript.of(FENCE_RECORD + """
+            local holder, record
+            if KEYS[3] then
+              local read = redis.call('MGET', KEYS[1], KEYS[3])
+              holder, record = read[1], read[2]
+            else
+              holder = redis.call('GET', KEYS[1])
+            end
+            if holder ~= ARGV[1] then
               if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
               return 0
             end
             redis.call('DEL', KEYS[1])
-            if KEYS[2] then
-              local next = redis.call('ZPOPMIN', KEYS[2])
-              if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
-              if next[1] then
-                redis.call('PUBLISH', ARGV[2], next[1])
-                return 2
-              end
-            else
+            if not KEYS[2] then
               redis.call('PUBLISH', ARGV[2], '')
+              return 1
+            end
+            if KEYS[3] and not marked(record) then return 1 end
+            local next = redis.call('ZPOPMIN', KEYS[2])
+            if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
+            if next[1] then
+              redis.call('PUBLISH', ARGV[2], next[1])
+              return 2
+            end
+            if KEYS[3] and record then
+              -- Nobody sleeps: the mark comes off (a record made for the mark alone goes).
+              local last = lastFence(record)
+              if last and last > 0 then
+                redis.call('SET', KEYS[3], string.format('%.0f', last), 'KEEPTTL')
+              else
+                redis.call('DEL', KEYS[3])
+              end
             end
             return 1
             """);
@@ -101,7 +158,7 @@ final class LockScripts {
      * next holder's token replaces it and the fencing token moves on; returns that fencing token,
      * or 0 when the holder no longer held the lock (nothing changes then).
      */
-    public static final LuaScript HAND_OVER = LuaScript.of("""
+    public static final LuaScript HAND_OVER = LuaScript.of(FENCE_RECORD + """
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
               return 0
             end
@@ -129,7 +186,7 @@ final class LockScripts {
      * <p>Waiters whose deadline passed (crashed, disconnected) are dropped from the head of the
      * line first, so a dead waiter delays the others by at most one waiter lease.
      */
-    public static final LuaScript ACQUIRE_FAIR = LuaScript.of("""
+    public static final LuaScript ACQUIRE_FAIR = LuaScript.of(FENCE_RECORD + """
             local now = redis.call('TIME')
             local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
             local head = redis.call('LINDEX', KEYS[3], 0)
@@ -143,8 +200,8 @@ final class LockScripts {
             local holder = redis.call('GET', KEYS[1])
             if holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
-              local fence = tonumber(redis.call('GET', KEYS[2]))
-              if fence then return fence end
+              local fence = lastFence(redis.call('GET', KEYS[2]))
+              if fence and fence > 0 then return fence end
             elseif holder or (head and head ~= ARGV[1]) then
               if redis.call('HSET', KEYS[4], ARGV[1], nowMs + tonumber(ARGV[4])) == 1 then
                 redis.call('RPUSH', KEYS[3], ARGV[1])
@@ -174,7 +231,7 @@ final class LockScripts {
      * Returns the fencing token (far above 2) when handed to the named waiter, 2 when handed to the
      * first in line otherwise, 1 when the lock was released with nobody in line, else 0.
      */
-    public static final LuaScript RELEASE_FAIR = LuaScript.of("""
+    public static final LuaScript RELEASE_FAIR = LuaScript.of(FENCE_RECORD + """
             if redis.call('GET', KEYS[1]) ~= ARGV[1] then
               if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
                 redis.call('LREM', KEYS[3], 1, ARGV[1])

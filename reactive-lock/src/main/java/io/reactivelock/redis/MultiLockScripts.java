@@ -19,14 +19,15 @@ final class MultiLockScripts {
      *
      * <p>Granted: every lock is set to the token for the ttl and every name's record to one
      * fencing token, the server clock in microseconds raised above the last token issued for each
-     * of the names, so it is above every earlier holder's of each name. The token leaves the
-     * sleepers.
+     * of the names, so it is above every earlier holder's of each name; a record keeps its
+     * sleepers mark ({@link LockScripts#FENCE_RECORD}). The token leaves the sleepers.
      *
      * <p>Refused: the token keeps nothing (a name it held from an earlier attempt is released), it
-     * sleeps on the busy name only, and each other name that is free has its oldest sleeper woken:
+     * sleeps on the busy name only (marking its fencing record, so that the single lock's release
+     * looks at the sleepers), and each other name that is free has its oldest sleeper woken:
      * that waiter may have been passed over for this caller, woken by a release and then refused.
      */
-    static final LuaScript ACQUIRE = LuaScript.of("""
+    static final LuaScript ACQUIRE = LuaScript.of(LockScripts.FENCE_RECORD + """
             local n = #KEYS / 3
             for i = 1, n do
               local holder = redis.call('GET', KEYS[3 * i - 2])
@@ -36,6 +37,13 @@ final class MultiLockScripts {
                   if j == i then
                     redis.call('ZADD', sleepers, 'NX', ARGV[5], ARGV[1])
                     redis.call('PEXPIRE', sleepers, ARGV[4])
+                    -- The single lock's sleepers mark, so that its release looks at the sleepers.
+                    local record = redis.call('GET', KEYS[3 * j - 1])
+                    if not record then
+                      redis.call('SET', KEYS[3 * j - 1], '0+', 'PX', math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
+                    elseif not marked(record) then
+                      redis.call('SET', KEYS[3 * j - 1], record .. '+', 'KEEPTTL')
+                    end
                   else
                     redis.call('ZREM', sleepers, ARGV[1])
                     local other = redis.call('GET', KEYS[3 * j - 2])
@@ -54,14 +62,16 @@ final class MultiLockScripts {
             end
             local now = redis.call('TIME')
             local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+            local records = {}
             for i = 1, n do
-              local last = tonumber(redis.call('GET', KEYS[3 * i - 1]))
+              records[i] = redis.call('GET', KEYS[3 * i - 1])
+              local last = lastFence(records[i])
               if last and last >= fence then fence = last + 1 end
             end
             local token = string.format('%.0f', fence)
             for i = 1, n do
               redis.call('SET', KEYS[3 * i - 2], ARGV[1], 'PX', ARGV[2])
-              redis.call('SET', KEYS[3 * i - 1], token, 'PX', ARGV[3])
+              redis.call('SET', KEYS[3 * i - 1], token .. (marked(records[i]) and '+' or ''), 'PX', ARGV[3])
               redis.call('ZREM', KEYS[3 * i], ARGV[1])
             end
             return fence

@@ -112,7 +112,7 @@ final class NameReads {
     /** Once both round trips completed: what they read. */
     LockState state() {
         return new LockState(name, shownHolder(holder.getNow(null), ttl.getNow(null)), ttlOf(holder.getNow(null), ttl.getNow(null)),
-                longOrNull(fence.getNow(null)), inLine.getNow(null) + sleeping.getNow(null), waiters(), semaphore(), readWrite());
+                fenceOrNull(fence.getNow(null)), inLine.getNow(null) + sleeping.getNow(null), waiters(), semaphore(), readWrite());
     }
 
     /** The fair line's waiters, with what is left of their leases. */
@@ -150,7 +150,7 @@ final class NameReads {
         if (shownWriter == null && readers.getNow(null) == 0 && writersWaiting.getNow(null) == 0) {
             return null;
         }
-        return new LockState.ReadWrite(shownWriter, ttlOf(writer.getNow(null), writerTtl.getNow(null)), longOrNull(writerFence.getNow(null)),
+        return new LockState.ReadWrite(shownWriter, ttlOf(writer.getNow(null), writerTtl.getNow(null)), fenceOrNull(writerFence.getNow(null)),
                 readers.getNow(null), writersWaiting.getNow(null));
     }
 
@@ -168,6 +168,13 @@ final class NameReads {
 
     private static @Nullable Long longOrNull(@Nullable String number) {
         return number == null ? null : Long.valueOf(number);
+    }
+
+    /** The last fencing token in a fencing record, without its sleepers mark; null for none or a record made for the mark alone. */
+    private static @Nullable Long fenceOrNull(@Nullable String record) {
+        String digits = record == null ? null : record.endsWith("+") ? record.substring(0, record.length() - 1) : record;
+        Long fence = longOrNull(digits);
+        return fence == null || fence == 0 ? null : fence;
     }
 
     /** The first 8 characters of a token: the whole token is its holder's secret. */

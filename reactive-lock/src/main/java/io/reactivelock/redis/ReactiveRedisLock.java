@@ -19,6 +19,7 @@ import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.Primitives;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -57,7 +58,9 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
 
     private final LockOptions options;
     private final RedisConnections connections;
+    private final ReleaseNotices notices;
     private final RedisStore store;
+    private final FairRedisStore fairStore;
     private final LockCore<RedisStore.Call> core;
     private final LockCore<RedisStore.Call> fairCore;
     private final PrimitiveStore primitives;
@@ -71,11 +74,12 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     private ReactiveRedisLock(LockOptions options, RedisConnections connections) {
         this.options = options;
         this.connections = connections;
-        ReleaseNotices notices = new ReleaseNotices(connections.pubSub(), options.maxBackoff());
+        this.notices = new ReleaseNotices(connections.pubSub(), options.maxBackoff());
         ScriptExecutor scripts = connections.scripts();
         this.store = new RedisStore(options, scripts, notices);
         this.core = new LockCore<>(options, Primitive.LOCK, store);
-        this.fairCore = new LockCore<>(options, Primitive.LOCK, new FairRedisStore(options, scripts, notices));
+        this.fairStore = new FairRedisStore(options, scripts, notices);
+        this.fairCore = new LockCore<>(options, Primitive.LOCK, fairStore);
         this.primitives = new PrimitiveStore(options, scripts, notices);
         this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, primitives);
         this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, primitives);
@@ -257,6 +261,22 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     /** How many timers wait to retry background releases; for tests. */
     int releaseRetryTimers() {
         return core.releaseRetryTimers();
+    }
+
+    /**
+     * What this client keeps in memory for lock names, every primitive together: the release
+     * channels it keeps state for ({@code channels}), the names whose woken sleeper has a head
+     * start ({@code headStarts}), the names with releases retried in the background
+     * ({@code backgroundReleases}) and the timers of those retries ({@code releaseRetryTimers}),
+     * and the delayed tasks waiting in the primitives' timer queues ({@code timers}). All zero once
+     * every acquisition has ended and the linger passed; for tests.
+     */
+    Map<String, Integer> stateKept() {
+        return Map.of("channels", notices.channels(),
+                "headStarts", store.headStarts() + fairStore.headStarts(),
+                "backgroundReleases", cores.stream().mapToInt(LockCore::namesReleasingInBackground).sum(),
+                "releaseRetryTimers", cores.stream().mapToInt(LockCore::releaseRetryTimers).sum(),
+                "timers", cores.stream().mapToInt(LockCore::pendingTimers).sum());
     }
 
     @Override

@@ -109,10 +109,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
                         call.acquisition.attempts() > 1 ? "1" : "0"}; // an earlier attempt may have registered
     }
 
+    /** With notices, the fencing record too: its sleepers mark says whether the release looks at the sleepers. */
     String[] releaseKeys(Call call) {
         return notices == null
                 ? new String[] {call.lockKey}
-                : new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey)};
+                : new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
     }
 
     String[] releaseArgs(Call call) {
@@ -320,6 +321,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
         if (w != null) {
             w.leave();
         }
+    }
+
+    /** How many locks give a woken sleeper a head start now. */
+    int headStarts() {
+        return headStarts.size();
     }
 
     /** How many acquisitions in this process wait for a release of lock {@code name}. */

@@ -133,6 +133,11 @@ final class ReleaseNotices {
         }
     }
 
+    /** How many channels this instance keeps state for: subscribed, lingering, or being brought in line. */
+    int channels() {
+        return channels.size();
+    }
+
     /** How many local waiters {@code channel} has. */
     public int waiters(String channel) {
         Channel c = channels.get(channel);

@@ -131,6 +131,11 @@ public final class LockCore<C> {
         return releaseRetryTimers.get();
     }
 
+    /** Delayed tasks of this lock waiting now (timeouts, renewals, lingers, retries); see {@link Timers#pending()}. For tests. */
+    public int pendingTimers() {
+        return timers.pending();
+    }
+
     /** Marks the lock closed; returns whether it was open. Acquisitions under way go on. */
     public boolean close() {
         return closed.compareAndSet(false, true);

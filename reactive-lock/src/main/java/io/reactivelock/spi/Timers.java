@@ -52,6 +52,11 @@ final class Timers implements Scheduler {
         return Math.abs(s.now(TimeUnit.MILLISECONDS) - System.currentTimeMillis()) < 1_000;
     }
 
+    /** How many delayed tasks wait in this queue now (cancelled ones leave it at once); for tests. */
+    public int pending() {
+        return queue.size();
+    }
+
     @Override
     public Disposable schedule(Runnable task) {
         return scheduler.get().schedule(task);
