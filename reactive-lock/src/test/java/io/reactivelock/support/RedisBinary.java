@@ -14,9 +14,11 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -44,6 +46,7 @@ final class RedisBinary {
     private static final Pattern VERSION = Pattern.compile("\\bv=(\\d+\\.\\d+\\.\\d+)\\b");
     private static final Map<String, Path> RESOLVED = new HashMap<>();
     private static final Map<Path, String> VERSIONS = new HashMap<>();
+    private static final Set<Path> ANNOUNCED = new HashSet<>();
 
     private RedisBinary() {
     }
@@ -59,6 +62,16 @@ final class RedisBinary {
             JVM_STDERR.println("[redis] tests run against redis-server " + version + " (-D" + PROPERTY + "=" + choice + ": " + binary + ")");
         }
         return binary;
+    }
+
+    /**
+     * Prints, once per binary and JVM, what the first server it ran answers to {@code INFO server}
+     * (name and version), so that the build log names the server each run tested.
+     */
+    static synchronized void announce(Path binary, String infoServer) {
+        if (ANNOUNCED.add(binary)) {
+            JVM_STDERR.println("[redis] INFO server: " + ServerInfo.of(infoServer).fieldsLine() + " (" + binary + ")");
+        }
     }
 
     /** The version (such as {@code 7.0.15}) of the binary {@value #PROPERTY} names now. */

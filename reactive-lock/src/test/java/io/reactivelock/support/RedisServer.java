@@ -302,6 +302,20 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The server's own version, from {@code INFO server}: {@code valkey_version} on Valkey (whose
+     * {@code redis_version} is the Redis version it is compatible with, 7.2.4 for Valkey 8),
+     * {@code redis_version} on Redis.
+     */
+    public String version() {
+        return ServerInfo.of(call("INFO", "server")).version();
+    }
+
+    /** The server's name and version, such as {@code Redis 7.4.1} or {@code Valkey 8.0.1 (redis_version:7.2.4)}. */
+    public String describe() {
+        return ServerInfo.of(call("INFO", "server")).toString();
+    }
+
     @Override
     public String toString() {
         return "RedisServer[" + host() + ":" + port() + "]";
@@ -356,7 +370,9 @@ public final class RedisServer implements AutoCloseable {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         while (process.isAlive()) {
             if (ping(READY_PING_TIMEOUT)) {
-                if (call("INFO", "server").contains("process_id:" + process.pid() + "\r\n")) {
+                String info = call("INFO", "server");
+                if (info.contains("process_id:" + process.pid() + "\r\n")) {
+                    RedisBinary.announce(binary, info);
                     return true;
                 }
                 // Another server answers on this port; ours cannot bind it.

@@ -29,7 +29,10 @@ class RedisServerTest {
 
     @Test
     void theVersionPrintedForTheBuildLogIsTheVersionThatAnswers(RedisServer redis) {
-        assertThat(redis.call("INFO", "server")).contains("redis_version:" + RedisBinary.version() + "\r\n");
+        // Valkey's redis_version is the Redis version it is compatible with; its own is valkey_version.
+        assertThat(redis.version()).isEqualTo(RedisBinary.version());
+        assertThat(redis.call("INFO", "server")).contains(
+                (redis.describe().startsWith("Valkey") ? "valkey_version:" : "redis_version:") + RedisBinary.version() + "\r\n");
     }
 
     @Test
