@@ -42,11 +42,18 @@ final class RedisBinary {
 
     static final String PROPERTY = "redis.server";
 
+    /**
+     * {@code true} in the server matrix's runs: a server {@value #PROPERTY} names that this machine
+     * does not have skips the tests that need it, with the reason, instead of failing them.
+     */
+    static final String OPTIONAL = "redis.server.optional";
+
     private static final PrintStream JVM_STDERR = new PrintStream(new FileOutputStream(FileDescriptor.err), true, UTF_8);
     private static final Pattern VERSION = Pattern.compile("\\bv=(\\d+\\.\\d+\\.\\d+)\\b");
     private static final Map<String, Path> RESOLVED = new HashMap<>();
     private static final Map<Path, String> VERSIONS = new HashMap<>();
     private static final Set<Path> ANNOUNCED = new HashSet<>();
+    private static final Set<String> REPORTED_ABSENCE = new HashSet<>();
 
     private RedisBinary() {
     }
@@ -72,6 +79,33 @@ final class RedisBinary {
         if (ANNOUNCED.add(binary)) {
             JVM_STDERR.println("[redis] INFO server: " + ServerInfo.of(infoServer).fieldsLine() + " (" + binary + ")");
         }
+    }
+
+    /**
+     * Why the tests that need a server cannot run, when {@value #OPTIONAL} is {@code true} and the
+     * binary {@value #PROPERTY} names is not on this machine (a run of the server matrix on a clone
+     * without {@code ../shared/servers}, or without a {@code redis-server} on the {@code PATH});
+     * empty when they can run. The reason is printed once per JVM.
+     */
+    static synchronized Optional<String> absence() {
+        if (!Boolean.getBoolean(OPTIONAL)) {
+            return Optional.empty();
+        }
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        Optional<String> reason = switch (choice) {
+            case "embedded" -> Optional.empty();
+            case "path" -> onPath("redis-server").isPresent() ? Optional.empty()
+                    : Optional.of("no redis-server on the PATH (Debian: apt-get install redis-server)");
+            default -> {
+                Path binary = Path.of(choice).normalize();
+                yield Files.isRegularFile(binary) && Files.isExecutable(binary) ? Optional.empty()
+                        : Optional.of(binary + " is not on this machine (the shared servers folder beside the clone)");
+            }
+        };
+        if (reason.isPresent() && REPORTED_ABSENCE.add(choice)) {
+            JVM_STDERR.println("[redis] SKIPPED: the tests on -D" + PROPERTY + "=" + choice + " are skipped: " + reason.get());
+        }
+        return reason;
     }
 
     /** The version (such as {@code 7.0.15}) of the binary {@value #PROPERTY} names now. */
@@ -104,7 +138,7 @@ final class RedisBinary {
             case "path" -> onPath("redis-server").orElseThrow(() -> new IllegalStateException(
                     "-D" + PROPERTY + "=path, but there is no redis-server on the PATH (" + System.getenv("PATH") + ")"));
             default -> {
-                Path binary = Path.of(choice);
+                Path binary = Path.of(choice).normalize();
                 if (!binary.isAbsolute() || !Files.isRegularFile(binary) || !Files.isExecutable(binary)) {
                     throw new IllegalStateException("-D" + PROPERTY + " must be embedded, path or the absolute path of a"
                             + " redis-server executable, not " + choice);
