@@ -31,7 +31,10 @@ import java.util.stream.Stream;
  *       once per JVM;
  *   <li>{@code path}: {@code redis-server} found on the {@code PATH} (on Debian 12,
  *       {@code apt-get install redis-server} gives 7.0);
- *   <li>an absolute path to a {@code redis-server} executable.
+ *   <li>an absolute path to a {@code redis-server} executable;
+ *   <li>{@code container} or {@code container:<image>}: each server in a container of a Docker engine
+ *       ({@link RedisContainer}), on the image named, else {@code REDIS_IMAGE}, else {@value #DEFAULT_IMAGE};
+ *       the tests are skipped, saying so, where no engine answers.
  * </ul>
  * The default does not look at what the machine has installed, so that {@code ./mvnw verify} runs the
  * same Redis on a fresh machine and on one with a distribution's {@code redis-server} on the {@code PATH}.
@@ -48,14 +51,38 @@ final class RedisBinary {
      */
     static final String OPTIONAL = "redis.server.optional";
 
+    /** The image {@code -D}{@value #PROPERTY}{@code =container} runs when {@code REDIS_IMAGE} names none. */
+    static final String DEFAULT_IMAGE = "redis:7.4";
+
     private static final PrintStream JVM_STDERR = new PrintStream(new FileOutputStream(FileDescriptor.err), true, UTF_8);
     private static final Pattern VERSION = Pattern.compile("\\bv=(\\d+\\.\\d+\\.\\d+)\\b");
     private static final Map<String, Path> RESOLVED = new HashMap<>();
     private static final Map<Path, String> VERSIONS = new HashMap<>();
-    private static final Set<Path> ANNOUNCED = new HashSet<>();
+    private static final Set<String> ANNOUNCED = new HashSet<>();
+    private static final Map<String, String> CONTAINER_VERSIONS = new HashMap<>();
     private static final Set<String> REPORTED_ABSENCE = new HashSet<>();
 
     private RedisBinary() {
+    }
+
+    /** Whether {@value #PROPERTY} is {@code container} or {@code container:<image>}: servers run in containers. */
+    static boolean isContainer() {
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        return choice.equals("container") || choice.startsWith("container:");
+    }
+
+    /**
+     * The image of {@code -D}{@value #PROPERTY}{@code =container:<image>}; for plain {@code container},
+     * the environment's {@code REDIS_IMAGE} ({@code .ci/docker-up} prints the one it built), else
+     * {@value #DEFAULT_IMAGE}, the official image a Docker engine with a registry pulls.
+     */
+    static String containerImage() {
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        if (choice.startsWith("container:")) {
+            return choice.substring("container:".length());
+        }
+        String fromEnvironment = System.getenv("REDIS_IMAGE");
+        return fromEnvironment == null || fromEnvironment.isBlank() ? DEFAULT_IMAGE : fromEnvironment.trim();
     }
 
     /** The binary {@value #PROPERTY} names now, resolved and its version printed at first use. */
@@ -75,10 +102,12 @@ final class RedisBinary {
      * Prints, once per binary and JVM, what the first server it ran answers to {@code INFO server}
      * (name and version), so that the build log names the server each run tested.
      */
-    static synchronized void announce(Path binary, String infoServer) {
-        if (ANNOUNCED.add(binary)) {
-            JVM_STDERR.println("[redis] INFO server: " + ServerInfo.of(infoServer).fieldsLine() + " (" + binary + ")");
+    static synchronized void announce(String source, String infoServer) {
+        ServerInfo info = ServerInfo.of(infoServer);
+        if (ANNOUNCED.add(source)) {
+            JVM_STDERR.println("[redis] INFO server: " + info.fieldsLine() + " (" + source + ")");
         }
+        CONTAINER_VERSIONS.putIfAbsent(source, info.version());
     }
 
     /**
@@ -88,10 +117,19 @@ final class RedisBinary {
      * empty when they can run. The reason is printed once per JVM.
      */
     static synchronized Optional<String> absence() {
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        if (isContainer()) {
+            // Always optional: a machine without a Docker engine skips, saying so.
+            Optional<String> reason = RedisContainer.dockerAnswers() ? Optional.empty()
+                    : Optional.of("no Docker engine answers (Testcontainers found none; .ci/docker-up starts one)");
+            if (reason.isPresent() && REPORTED_ABSENCE.add(choice)) {
+                JVM_STDERR.println("[redis] SKIPPED: the tests on -D" + PROPERTY + "=" + choice + " are skipped: " + reason.get());
+            }
+            return reason;
+        }
         if (!Boolean.getBoolean(OPTIONAL)) {
             return Optional.empty();
         }
-        String choice = System.getProperty(PROPERTY, "embedded").trim();
         Optional<String> reason = switch (choice) {
             case "embedded" -> Optional.empty();
             case "path" -> onPath("redis-server").isPresent() ? Optional.empty()
@@ -110,6 +148,13 @@ final class RedisBinary {
 
     /** The version (such as {@code 7.0.15}) of the binary {@value #PROPERTY} names now. */
     static synchronized String version() {
+        if (isContainer()) {
+            String version = CONTAINER_VERSIONS.get(containerImage());
+            if (version == null) {
+                throw new IllegalStateException("no container of " + containerImage() + " has answered yet");
+            }
+            return version;
+        }
         return VERSIONS.get(path());
     }
 
