@@ -165,8 +165,7 @@ final class NemesisRun {
                     .until(() -> lockKeys(lockRedis, sentinels).isEmpty() || now() >= settled);
             List<String> leftBehind = lockKeys(lockRedis, sentinels);
             long keysGone = leftBehind.isEmpty() ? now() : -1;
-            String redisVersion = lockRedis.call("INFO", "server").lines().filter(line -> line.startsWith("redis_version:"))
-                    .map(line -> line.substring("redis_version:".length())).findFirst().orElse("?");
+            String redisVersion = lockRedis.describe();
 
             for (Client client : clients) {
                 client.send("exit");

@@ -114,7 +114,7 @@ final class Report {
         md.append(verdict(findings)).append("\n\n").append(controlVerdict(history, control)).append("\n\n");
         md.append(String.format(Locale.ROOT, "Faults for %.1f s (asked: %s%s; the whole run took %.1f s); %d client JVMs x %d"
                         + " lock instances (half fair; %d%% of the operations on %d more, non-fair and fair, through the"
-                        + " Sentinels) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed %d; slack on time bounds %d ms; lock and resource on redis-server %s.%n%n",
+                        + " Sentinels) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed %d; slack on time bounds %d ms; lock and resource on %s.%n%n",
                 (history.nemesisEnd() - history.nemesisStart()) / 1e9, s.duration(), s.extension().isZero() ? ""
                         : ", then until the negative control caught a frozen writer, at most " + s.extension() + " more",
                 history.end() / 1e9, s.clients(), s.instances(), NemesisClient.SENTINEL_SHARE_PERCENT, 2, s.workers(), s.hot(), s.cold(), s.seed(), s.slack().toMillis(),

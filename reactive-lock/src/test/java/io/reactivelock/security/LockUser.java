@@ -9,9 +9,9 @@ import java.util.stream.Stream;
 
 /**
  * The least-privilege Redis user of docs/security.md: the ACL rules a lock user
- * needs with the default key prefix, every mode included. docs/security.md quotes {@link #RULES} and
- * {@link #RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS}; {@code ReadmeSecuritySectionTest} checks that it
- * still does.
+ * needs with the default key prefix, every mode included. docs/security.md quotes {@link #RULES},
+ * {@link #RULES_WITH_SETINFO_ONLY} and {@link #RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS} (one line per
+ * server line); {@code ReadmeSecuritySectionTest} checks that it still does.
  */
 final class LockUser {
 
@@ -33,6 +33,15 @@ final class LockUser {
 
     /** {@link #RULES} for a server that has none of {@link #HANDSHAKE_SUBCOMMANDS}, such as Redis 7.0. */
     static final String RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS = without(HANDSHAKE_SUBCOMMANDS);
+
+    /**
+     * {@link #RULES} for a server that has {@code CLIENT SETINFO} (Redis 7.2 on) but not
+     * {@code CLIENT MAINT_NOTIFICATIONS}: Redis 7.2 and 7.4, Valkey 7.2 to 8.x.
+     */
+    static final String RULES_WITH_SETINFO_ONLY = without(List.of("+client|maint_notifications"));
+
+    /** Every line the README shows, one of which each server line takes. */
+    static final List<String> README_LINES = List.of(RULES, RULES_WITH_SETINFO_ONLY, RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS);
 
     static final String NAME = "lock-user";
     static final String PASSWORD = "lock-user-password";

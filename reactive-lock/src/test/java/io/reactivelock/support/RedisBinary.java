@@ -14,9 +14,11 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -29,7 +31,10 @@ import java.util.stream.Stream;
  *       once per JVM;
  *   <li>{@code path}: {@code redis-server} found on the {@code PATH} (on Debian 12,
  *       {@code apt-get install redis-server} gives 7.0);
- *   <li>an absolute path to a {@code redis-server} executable.
+ *   <li>an absolute path to a {@code redis-server} executable;
+ *   <li>{@code container} or {@code container:<image>}: each server in a container of a Docker engine
+ *       ({@link RedisContainer}), on the image named, else {@code REDIS_IMAGE}, else {@value #DEFAULT_IMAGE};
+ *       the tests are skipped, saying so, where no engine answers.
  * </ul>
  * The default does not look at what the machine has installed, so that {@code ./mvnw verify} runs the
  * same Redis on a fresh machine and on one with a distribution's {@code redis-server} on the {@code PATH}.
@@ -40,12 +45,44 @@ final class RedisBinary {
 
     static final String PROPERTY = "redis.server";
 
+    /**
+     * {@code true} in the server matrix's runs: a server {@value #PROPERTY} names that this machine
+     * does not have skips the tests that need it, with the reason, instead of failing them.
+     */
+    static final String OPTIONAL = "redis.server.optional";
+
+    /** The image {@code -D}{@value #PROPERTY}{@code =container} runs when {@code REDIS_IMAGE} names none. */
+    static final String DEFAULT_IMAGE = "redis:7.4";
+
     private static final PrintStream JVM_STDERR = new PrintStream(new FileOutputStream(FileDescriptor.err), true, UTF_8);
     private static final Pattern VERSION = Pattern.compile("\\bv=(\\d+\\.\\d+\\.\\d+)\\b");
     private static final Map<String, Path> RESOLVED = new HashMap<>();
     private static final Map<Path, String> VERSIONS = new HashMap<>();
+    private static final Set<String> ANNOUNCED = new HashSet<>();
+    private static final Map<String, String> CONTAINER_VERSIONS = new HashMap<>();
+    private static final Set<String> REPORTED_ABSENCE = new HashSet<>();
 
     private RedisBinary() {
+    }
+
+    /** Whether {@value #PROPERTY} is {@code container} or {@code container:<image>}: servers run in containers. */
+    static boolean isContainer() {
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        return choice.equals("container") || choice.startsWith("container:");
+    }
+
+    /**
+     * The image of {@code -D}{@value #PROPERTY}{@code =container:<image>}; for plain {@code container},
+     * the environment's {@code REDIS_IMAGE} ({@code .ci/docker-up} prints the one it built), else
+     * {@value #DEFAULT_IMAGE}, the official image a Docker engine with a registry pulls.
+     */
+    static String containerImage() {
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        if (choice.startsWith("container:")) {
+            return choice.substring("container:".length());
+        }
+        String fromEnvironment = System.getenv("REDIS_IMAGE");
+        return fromEnvironment == null || fromEnvironment.isBlank() ? DEFAULT_IMAGE : fromEnvironment.trim();
     }
 
     /** The binary {@value #PROPERTY} names now, resolved and its version printed at first use. */
@@ -61,8 +98,63 @@ final class RedisBinary {
         return binary;
     }
 
+    /**
+     * Prints, once per binary and JVM, what the first server it ran answers to {@code INFO server}
+     * (name and version), so that the build log names the server each run tested.
+     */
+    static synchronized void announce(String source, String infoServer) {
+        ServerInfo info = ServerInfo.of(infoServer);
+        if (ANNOUNCED.add(source)) {
+            JVM_STDERR.println("[redis] INFO server: " + info.fieldsLine() + " (" + source + ")");
+        }
+        CONTAINER_VERSIONS.putIfAbsent(source, info.version());
+    }
+
+    /**
+     * Why the tests that need a server cannot run, when {@value #OPTIONAL} is {@code true} and the
+     * binary {@value #PROPERTY} names is not on this machine (a run of the server matrix on a clone
+     * without {@code ../shared/servers}, or without a {@code redis-server} on the {@code PATH});
+     * empty when they can run. The reason is printed once per JVM.
+     */
+    static synchronized Optional<String> absence() {
+        String choice = System.getProperty(PROPERTY, "embedded").trim();
+        if (isContainer()) {
+            // Always optional: a machine without a Docker engine skips, saying so.
+            Optional<String> reason = RedisContainer.dockerAnswers() ? Optional.empty()
+                    : Optional.of("no Docker engine answers (Testcontainers found none; .ci/docker-up starts one)");
+            if (reason.isPresent() && REPORTED_ABSENCE.add(choice)) {
+                JVM_STDERR.println("[redis] SKIPPED: the tests on -D" + PROPERTY + "=" + choice + " are skipped: " + reason.get());
+            }
+            return reason;
+        }
+        if (!Boolean.getBoolean(OPTIONAL)) {
+            return Optional.empty();
+        }
+        Optional<String> reason = switch (choice) {
+            case "embedded" -> Optional.empty();
+            case "path" -> onPath("redis-server").isPresent() ? Optional.empty()
+                    : Optional.of("no redis-server on the PATH (Debian: apt-get install redis-server)");
+            default -> {
+                Path binary = Path.of(choice).normalize();
+                yield Files.isRegularFile(binary) && Files.isExecutable(binary) ? Optional.empty()
+                        : Optional.of(binary + " is not on this machine (the shared servers folder beside the clone)");
+            }
+        };
+        if (reason.isPresent() && REPORTED_ABSENCE.add(choice)) {
+            JVM_STDERR.println("[redis] SKIPPED: the tests on -D" + PROPERTY + "=" + choice + " are skipped: " + reason.get());
+        }
+        return reason;
+    }
+
     /** The version (such as {@code 7.0.15}) of the binary {@value #PROPERTY} names now. */
     static synchronized String version() {
+        if (isContainer()) {
+            String version = CONTAINER_VERSIONS.get(containerImage());
+            if (version == null) {
+                throw new IllegalStateException("no container of " + containerImage() + " has answered yet");
+            }
+            return version;
+        }
         return VERSIONS.get(path());
     }
 
@@ -91,7 +183,7 @@ final class RedisBinary {
             case "path" -> onPath("redis-server").orElseThrow(() -> new IllegalStateException(
                     "-D" + PROPERTY + "=path, but there is no redis-server on the PATH (" + System.getenv("PATH") + ")"));
             default -> {
-                Path binary = Path.of(choice);
+                Path binary = Path.of(choice).normalize();
                 if (!binary.isAbsolute() || !Files.isRegularFile(binary) || !Files.isExecutable(binary)) {
                     throw new IllegalStateException("-D" + PROPERTY + " must be embedded, path or the absolute path of a"
                             + " redis-server executable, not " + choice);

@@ -57,7 +57,9 @@ public final class RedisServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(RedisServer::reap, "redis-server-reaper"));
     }
 
+    /** The binary, or null when the server runs in a container of {@link #image}. */
     private final Path binary;
+    private final String image;
     private final Path root;
     private final Path log;
     private final List<String> extraArgs;
@@ -69,11 +71,13 @@ public final class RedisServer implements AutoCloseable {
     private int runs;
     private long logOffset;
     private Process process;
+    private RedisContainer container;
     private boolean paused;
     private boolean closed;
 
-    private RedisServer(Path binary, Path root, List<String> extraArgs, boolean tls) {
+    private RedisServer(Path binary, String image, Path root, List<String> extraArgs, boolean tls) {
         this.binary = binary;
+        this.image = image;
         this.root = root;
         this.log = root.resolve("redis.log");
         this.extraArgs = extraArgs;
@@ -113,10 +117,16 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private static RedisServer start(String config, List<String> extraArgs, boolean tls) {
-        Path binary = RedisBinary.path();
+        boolean inContainer = RedisBinary.isContainer();
+        if (inContainer && (config != null || tls)) {
+            throw new IllegalStateException("-D" + RedisBinary.PROPERTY + "=container runs plain servers only: not a Sentinel, "
+                    + "a server with a configuration file or TLS (their files would have to be copied into the container)");
+        }
+        Path binary = inContainer ? null : RedisBinary.path();
+        String image = inContainer ? RedisBinary.containerImage() : null;
         RedisServer server;
         try {
-            server = new RedisServer(binary, Files.createTempDirectory(Scratch.directory(), "redis-server-"), List.copyOf(extraArgs), tls);
+            server = new RedisServer(binary, image, Files.createTempDirectory(Scratch.directory(), "redis-server-"), List.copyOf(extraArgs), tls);
             if (config != null) {
                 server.configFile = Files.writeString(server.root.resolve("redis.conf"), config);
             }
@@ -177,13 +187,30 @@ public final class RedisServer implements AutoCloseable {
         return uri.build();
     }
 
-    /** The process id of the server as last started. */
+    /**
+     * The addresses of this host on which the server can be reached: its {@code bind} setting, or for a
+     * server in a container, the host addresses its port is published on.
+     */
+    public synchronized List<String> listensOn() {
+        if (container != null) {
+            return container.publishedOn();
+        }
+        List<Object> bind = callList("CONFIG", "GET", "bind");
+        return List.of(((String) bind.get(1)).split(" "));
+    }
+
+    /** The process id of the server as last started (in a container: its process id on this host). */
     public synchronized long pid() {
-        return process.pid();
+        return container != null ? container.pid() : process.pid();
     }
 
     /** Shuts the server down gracefully (resuming it first if paused) and waits until it has exited. */
     public synchronized void stop() {
+        if (container != null) {
+            container.stop();
+            paused = false;
+            return;
+        }
         if (isRunning()) {
             if (paused) {
                 // A stopped process would hold SIGTERM pending until continued.
@@ -199,6 +226,11 @@ public final class RedisServer implements AutoCloseable {
 
     /** Kills the server abruptly, as a crash would, and waits until it has exited. */
     public synchronized void kill() {
+        if (container != null) {
+            container.kill();
+            paused = false;
+            return;
+        }
         if (isRunning()) {
             process.destroyForcibly();
             if (!awaitExit()) {
@@ -225,7 +257,11 @@ public final class RedisServer implements AutoCloseable {
             throw new IllegalStateException(this + " is not running");
         }
         if (!paused) {
-            signal("STOP");
+            if (container != null) {
+                container.pause();
+            } else {
+                signal("STOP");
+            }
             paused = true;
         }
     }
@@ -233,14 +269,18 @@ public final class RedisServer implements AutoCloseable {
     /** Unfreezes a paused server; does nothing otherwise. */
     public synchronized void resume() {
         if (paused && isRunning()) {
-            signal("CONT");
+            if (container != null) {
+                container.unpause();
+            } else {
+                signal("CONT");
+            }
         }
         paused = false;
     }
 
     /** Whether the server is alive (paused counts as alive). */
     public synchronized boolean isRunning() {
-        return process != null && process.isAlive();
+        return container != null ? container.isRunning() : process != null && process.isAlive();
     }
 
     /** Whether the server is alive but paused. */
@@ -302,9 +342,23 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The server's own version, from {@code INFO server}: {@code valkey_version} on Valkey (whose
+     * {@code redis_version} is the Redis version it is compatible with, 7.2.4 for Valkey 8),
+     * {@code redis_version} on Redis.
+     */
+    public String version() {
+        return ServerInfo.of(call("INFO", "server")).version();
+    }
+
+    /** The server's name and version, such as {@code Redis 7.4.1} or {@code Valkey 8.0.1 (redis_version:7.2.4)}. */
+    public String describe() {
+        return ServerInfo.of(call("INFO", "server")).toString();
+    }
+
     @Override
     public String toString() {
-        return "RedisServer[" + host() + ":" + port() + "]";
+        return "RedisServer[" + host() + ":" + port() + (image != null ? " in a container of " + image : "") + "]";
     }
 
     private Object send(String... command) {
@@ -326,6 +380,9 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts redis-server on {@link #port} and waits until it answers; false if another process has a port it needs. */
     private boolean launch() {
+        if (image != null) {
+            return launchContainer();
+        }
         // A fresh directory per run, so that a restart never loads the dump of an earlier run.
         Path dir = root.resolve("run-" + ++runs);
         List<String> command = new ArrayList<>(List.of(binary.toString()));
@@ -352,11 +409,46 @@ public final class RedisServer implements AutoCloseable {
         return awaitReady(command);
     }
 
+    /**
+     * Starts a container of {@link #image} publishing {@link #port} on the loopback interface, and waits
+     * until it answers; false if another process has the port. A restart is a new container: an empty
+     * dataset, as a restarted process has.
+     */
+    private boolean launchContainer() {
+        List<String> args = new ArrayList<>(List.of("--bind", "0.0.0.0", "--save", "", "--appendonly", "no",
+                "--protected-mode", "no", "--daemonize", "no"));
+        args.addAll(extraArgs);
+        try {
+            container = RedisContainer.start(image, port, args);
+        } catch (RedisContainer.PortTakenException taken) {
+            container = null;
+            return false;
+        }
+        paused = false;
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (!ping(READY_PING_TIMEOUT)) {
+            boolean exited = !container.isRunning();
+            if (exited || System.nanoTime() - deadline >= 0) {
+                String what = exited ? "exited with status " + container.exitCode() + " before answering PING"
+                        : "did not answer PING on " + LOOPBACK + ":" + port + " within " + START_TIMEOUT.toSeconds() + " s";
+                String logs = container.logs();
+                container.kill();
+                throw new IllegalStateException("redis-server in a container of " + image + " " + what
+                        + "\n  arguments: " + String.join(" ", args) + "\n  its output:\n" + logs);
+            }
+            sleep(POLL_INTERVAL);
+        }
+        RedisBinary.announce(image, call("INFO", "server"));
+        return true;
+    }
+
     private boolean awaitReady(List<String> command) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         while (process.isAlive()) {
             if (ping(READY_PING_TIMEOUT)) {
-                if (call("INFO", "server").contains("process_id:" + process.pid() + "\r\n")) {
+                String info = call("INFO", "server");
+                if (info.contains("process_id:" + process.pid() + "\r\n")) {
+                    RedisBinary.announce(binary.toString(), info);
                     return true;
                 }
                 // Another server answers on this port; ours cannot bind it.

@@ -3,6 +3,8 @@ package io.reactivelock.support;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -15,12 +17,22 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * <p>Before each test the server is restarted if an earlier test left it stopped or killed, resumed if
  * left paused, and emptied with {@code FLUSHALL}.
  *
+ * <p>In a run of the server matrix ({@code -Dredis.server.optional=true}) on a machine without the
+ * server it names, the class is skipped with the reason instead.
+ *
  * <p>Register it with {@link WithRedis}, {@code @ExtendWith} or a {@code static} {@code @RegisterExtension} field.
  */
-public final class RedisServerExtension implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback, ParameterResolver {
+public final class RedisServerExtension
+        implements ExecutionCondition, BeforeAllCallback, BeforeEachCallback, AfterAllCallback, ParameterResolver {
 
     private static final Namespace NAMESPACE = Namespace.create(RedisServerExtension.class);
     private static final String SERVER = "server";
+
+    @Override
+    public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+        return RedisBinary.absence().map(ConditionEvaluationResult::disabled)
+                .orElseGet(() -> ConditionEvaluationResult.enabled("the server is on this machine"));
+    }
 
     @Override
     public void beforeAll(ExtensionContext context) {

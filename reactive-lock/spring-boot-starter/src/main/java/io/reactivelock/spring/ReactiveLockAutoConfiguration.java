@@ -1,6 +1,7 @@
 package io.reactivelock.spring;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.reactivelock.LockListener;
 import io.reactivelock.ReactiveLock;
@@ -13,9 +14,12 @@ import io.reactivelock.micrometer.LockMetrics;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
@@ -25,9 +29,18 @@ import org.springframework.core.env.Environment;
 
 /**
  * A {@link ReactiveRedisLock} bean, unless the application defines a {@link ReactiveLock} of its
- * own. Redis is where {@code spring.data.redis.*} says (standalone, Sentinel or Cluster; localhost
- * by default); the options come from the {@link ReactiveLockProperties reactive-lock.*}
- * properties. The lock connects when the context starts, so an unreachable Redis fails the start.
+ * own. Redis is where Spring Boot says: its {@code DataRedisConnectionDetails} when the application
+ * has Spring Boot's Redis support ({@code spring-boot-data-redis}, as {@code spring-boot-starter-data-redis}
+ * brings), so that the {@code spring.data.redis.*} properties, a {@code @ServiceConnection} container,
+ * Docker Compose and an SSL bundle ({@code spring.data.redis.ssl.bundle}) all reach the lock; and
+ * the lock's client then runs on the application's Lettuce {@code ClientResources} (its event
+ * loops), not on a second set. Without Spring Boot's Redis support, the {@code spring.data.redis.*}
+ * properties are read directly (standalone, Sentinel or Cluster; localhost by default; SSL on or
+ * off, no bundle). The options come from the {@link ReactiveLockProperties reactive-lock.*}
+ * properties. The lock connects when the context starts, so an unreachable Redis fails the start;
+ * {@code reactive-lock.enabled=false} turns the auto-configuration off, and
+ * {@code reactive-lock.in-memory=true} (with reactive-lock-test on the class path) gives the
+ * in-memory locks instead.
  *
  * <p>With a {@link MeterRegistry} bean and reactive-lock-micrometer on the class path, a
  * {@link LockMetrics} bean feeds it; any single {@link LockListener} bean becomes the lock's listener.
@@ -38,17 +51,36 @@ import org.springframework.core.env.Environment;
  * they run wherever the lock does (standalone, Sentinel or Cluster).
  */
 @AutoConfiguration(afterName = {
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnClass(RedisClient.class)
+@ConditionalOnBooleanProperty(name = "reactive-lock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(ReactiveLockProperties.class)
 public class ReactiveLockAutoConfiguration {
 
-    /** The client is destroyed after the lock, which depends on it. */
+    /**
+     * Where Spring Boot's Redis support says Redis is, on its Lettuce client resources; destroyed
+     * after the lock, which depends on it, and before the resources.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails")
+    static class FromConnectionDetails {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean({ReactiveLock.class, RedisLockConnection.class})
+        @ConditionalOnBean(DataRedisConnectionDetails.class)
+        RedisLockConnection reactiveLockRedisConnection(DataRedisConnectionDetails details,
+                ObjectProvider<DataRedisProperties> properties, ObjectProvider<ClientResources> clientResources) {
+            return DataRedisTarget.connect(details, properties.getIfAvailable(), clientResources.getIfUnique());
+        }
+    }
+
+    /** Without Spring Boot's Redis support: the {@code spring.data.redis.*} properties, read here. */
     @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(ReactiveLock.class)
-    RedisLockConnection reactiveLockRedisConnection(Environment environment) {
+    @ConditionalOnMissingBean({ReactiveLock.class, RedisLockConnection.class})
+    RedisLockConnection reactiveLockRedisConnectionFromProperties(Environment environment) {
         return RedisLockConnection.of(RedisSettings.from(environment));
     }
 

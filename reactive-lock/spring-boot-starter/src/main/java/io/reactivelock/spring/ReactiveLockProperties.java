@@ -12,6 +12,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("reactive-lock")
 public class ReactiveLockProperties {
 
+    /** Whether the locks are auto-configured at all; false leaves every reactive-lock bean to the application. */
+    private boolean enabled = true;
+
+    /**
+     * Whether the locks are reactive-lock-test's in-memory ones (one JVM, no Redis) instead of Redis
+     * ones: for an application's tests, which then need reactive-lock-test on their class path.
+     */
+    private boolean inMemory;
+
     /** Prefix of every Redis key and channel of the locks (1 to 64 characters, no braces). */
     private String keyPrefix = "lock";
 
@@ -34,6 +43,22 @@ public class ReactiveLockProperties {
     private boolean fair;
 
     private final Metrics metrics = new Metrics();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public boolean isInMemory() {
+        return inMemory;
+    }
+
+    public void setInMemory(boolean inMemory) {
+        this.inMemory = inMemory;
+    }
 
     public String getKeyPrefix() {
         return keyPrefix;

@@ -2,16 +2,21 @@ package io.reactivelock.spring;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.resource.ClientResources;
 import io.reactivelock.LockOptions;
 import io.reactivelock.redis.ReactiveRedisLock;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The Lettuce client of the auto-configured lock, shut down after the lock is closed. Commands are rejected while disconnected, as
  * {@link ReactiveRedisLock#create(io.lettuce.core.RedisURI, LockOptions)} does, so that the lock
- * retries instead of replaying stale attempts.
+ * retries instead of replaying stale attempts. The client runs on the application's Lettuce
+ * {@link ClientResources} (event loops, timers) when it has them, which it then keeps running.
  */
 final class RedisLockConnection implements AutoCloseable {
 
@@ -23,19 +28,33 @@ final class RedisLockConnection implements AutoCloseable {
         this.clusterClient = clusterClient;
     }
 
+    /** From the hand-bound {@code spring.data.redis.*} properties, for an application without Spring Boot's Redis support. */
     static RedisLockConnection of(RedisSettings settings) {
-        if (settings.isCluster()) {
-            RedisClusterClient cluster = RedisClusterClient.create(settings.clusterNodes());
-            cluster.setOptions(ClusterClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .build());
-            return new RedisLockConnection(null, cluster);
+        return settings.isCluster() ? cluster(settings.clusterNodes(), null, null) : standalone(settings.uri(), null, null);
+    }
+
+    /** A standalone or Sentinel-managed Redis. */
+    static RedisLockConnection standalone(RedisURI uri, @Nullable SslOptions ssl, @Nullable ClientResources resources) {
+        RedisClient client = resources == null ? RedisClient.create(uri) : RedisClient.create(resources, uri);
+        ClientOptions.Builder options = ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+        if (ssl != null) {
+            options.sslOptions(ssl);
         }
-        RedisClient client = RedisClient.create(settings.uri());
-        client.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .build());
+        client.setOptions(options.build());
         return new RedisLockConnection(client, null);
+    }
+
+    /** A Redis Cluster, from its seed nodes. */
+    static RedisLockConnection cluster(List<RedisURI> nodes, @Nullable SslOptions ssl, @Nullable ClientResources resources) {
+        RedisClusterClient cluster = resources == null ? RedisClusterClient.create(nodes) : RedisClusterClient.create(resources, nodes);
+        ClusterClientOptions.Builder options = ClusterClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+        if (ssl != null) {
+            options.sslOptions(ssl);
+        }
+        cluster.setOptions(options.build());
+        return new RedisLockConnection(null, cluster);
     }
 
     /** Connects (blocking, at start-up) and creates the lock client, which hands out every primitive. */
@@ -46,7 +65,7 @@ final class RedisLockConnection implements AutoCloseable {
         return ReactiveRedisLock.create(clusterClient, options);
     }
 
-    /** Shuts the client down; blocking. */
+    /** Shuts the client down (not shared {@link ClientResources}, which stay the application's); blocking. */
     @Override
     public void close() {
         if (client != null) {
