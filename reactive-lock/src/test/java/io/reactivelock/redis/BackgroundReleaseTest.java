@@ -55,6 +55,35 @@ class BackgroundReleaseTest {
     }
 
     /**
+     * A background release is retried until the lease it would free has run out, then given up:
+     * with Redis down for good, the loop lasts at least the TTL from the cancel, and ends soon after.
+     */
+    @Test
+    void aBackgroundReleaseIsRetriedUntilTheTtlWouldHaveEndedThenGivenUp(RedisServer redis) {
+        Duration ttl = Duration.ofSeconds(2);
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(50)).commandTimeout(Duration.ofMillis(200)).build());
+        try {
+            redis.stop();
+            long start = System.nanoTime();
+            // Cancelled while its attempt waits for a Redis that is down: released in the background.
+            lock.withLock("gone", ttl, Mono.just(1)).take(Duration.ofMillis(100))
+                    .onErrorResume(LockAcquisitionException.class, e -> Mono.empty()).block(Duration.ofSeconds(10));
+            assertThat(lock.namesReleasingInBackground()).as("release loops after the cancel").isEqualTo(1);
+
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> lock.namesReleasingInBackground() == 0);
+            Duration lasted = Duration.ofNanos(System.nanoTime() - start);
+            // Given up at the first failed retry past the TTL: one command timeout and one backoff step
+            // later at most, with a second of slack for a loaded machine.
+            assertThat(lasted).as("how long the release was retried").isGreaterThanOrEqualTo(ttl)
+                    .isLessThan(ttl.plusMillis(200 + 50).plusSeconds(1));
+        } finally {
+            lock.close();
+        }
+    }
+
+    /**
      * Redis frozen rather than down: the attempts of the cancelled acquisitions sit in the socket,
      * and once it resumes, grants land for the first of each name. The background releases that
      * piled up behind them must delete every one, well before the 10-minute TTL would.

@@ -19,6 +19,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -218,6 +221,59 @@ class HandOffTest {
         holder.tryEmitEmpty();
         Mono.when(first, second).block(WAIT);
         assertThat(order).containsExactly("elsewhere", "here");
+    }
+
+    /**
+     * Fair mode keeps a waiter's place while it calls Redis at least every waiter lease: one whose
+     * process stops running longer than that (its one thread blocked, as in a long GC) is dropped
+     * from the line by the next waiter's attempt, and queues again behind it when it runs again.
+     */
+    @Test
+    void aFairWaiterPausedLongerThanItsWaiterLeaseLosesItsPlaceAndQueuesAgainAtTheBack() {
+        ScheduledExecutorService pausable = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "pausable-waiter");
+            thread.setDaemon(true);
+            return thread;
+        });
+        ReactiveRedisLock pausedClient = lock(LockOptions.builder().backoff(Duration.ofMillis(50), Duration.ofMillis(50))
+                .acquireTimeout(Duration.ofMinutes(2)).scheduler(Schedulers.fromExecutorService(pausable)));
+        ReactiveLock paused = pausedClient.fair();
+        try {
+            ReactiveLock other = lock(true, Duration.ofMillis(50));
+            Sinks.Empty<Void> holder = hold(lock(true, Duration.ofMillis(50)));
+            List<String> order = new CopyOnWriteArrayList<>();
+            Mono<String> first = paused.withLock("a", TTL, Mono.fromRunnable(() -> order.add("paused")).thenReturn("")).cache();
+            subscriptions.add(first.subscribe());
+            await().until(() -> queued() == 1);
+            String pausedToken = line().get(0);
+            Mono<String> second = other.withLock("a", TTL, Mono.fromRunnable(() -> order.add("other")).thenReturn("")).cache();
+            subscriptions.add(second.subscribe());
+            await().until(() -> queued() == 2);
+
+            CountDownLatch wake = new CountDownLatch(1);
+            pausable.execute(() -> {
+                try {
+                    wake.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            await().atMost(WAIT).until(() -> !line().contains(pausedToken));
+            wake.countDown();
+            await().atMost(WAIT).until(() -> line().equals(List.of(line().get(0), pausedToken)));
+
+            holder.tryEmitEmpty();
+            Mono.when(first, second).block(WAIT);
+            assertThat(order).as("who got the lock, in order").containsExactly("other", "paused");
+        } finally {
+            pausedClient.close();
+            pausable.shutdownNow();
+        }
+    }
+
+    /** The fair line of lock "a", first in line first. */
+    private List<String> line() {
+        return redis.callList("LRANGE", "lock:{a}:queue", "0", "-1").stream().map(String::valueOf).toList();
     }
 
     @Test

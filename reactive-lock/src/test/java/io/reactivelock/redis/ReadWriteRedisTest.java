@@ -167,6 +167,31 @@ class ReadWriteRedisTest {
     }
 
     @Test
+    void aWaitingWriterThatDiesStopsKeepingReadersOutAfterItsWaiterLease() {
+        Duration waiterLease = Duration.ofSeconds(1);
+        ReactiveReadWriteLock lock = lock(LockOptions.builder().acquireTimeout(WAIT).build());
+        ReactiveReadWriteLock other = other(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        Disposable reading = lock.withReadLock("a", TTL, Mono.never()).subscribe();
+        await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}:rw:readers")));
+        // A writer of another client registers as waiting with a 1 s waiter lease, and dies: it never calls again.
+        long registered = System.nanoTime();
+        assertThat(redis.call("EVAL", PrimitiveScripts.WRITE_ACQUIRE.source(), "4", "lock:{a}:rw:writer",
+                "lock:{a}:rw:writer:fence", "lock:{a}:rw:readers", "lock:{a}:rw:writers-waiting", "dead-writer", "30000",
+                "90000", Long.toString(waiterLease.toMillis())))
+                .isEqualTo("0");
+
+        StepVerifier.create(other.withReadLock("a", TTL, Mono.just("in")))
+                .as("a new reader while the dead writer's waiter lease lasts").expectError(LockAcquisitionException.class)
+                .verify(WAIT);
+        StepVerifier.create(lock.withReadLock("a", TTL, Mono.just("in"))).expectNext("in").verifyComplete();
+        // At most one waiter lease after it registered, plus a backoff step (200 ms) of the reader's
+        // retries, with a second of slack for a loaded machine.
+        assertThat(Duration.ofNanos(System.nanoTime() - registered)).as("when a new reader got in")
+                .isLessThan(waiterLease.plusMillis(200).plusSeconds(1));
+        reading.dispose();
+    }
+
+    @Test
     void theReadWriteLockOfAClosedClientRefusesNewAcquisitions() {
         ReactiveReadWriteLock lock = lock(LockOptions.defaults());
         client.close();

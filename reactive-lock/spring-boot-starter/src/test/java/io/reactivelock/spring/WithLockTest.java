@@ -298,6 +298,25 @@ class WithLockTest {
     }
 
     @Test
+    void onBusySkipStillFailsTheCallWhenRedisCannotBeReached() {
+        runner().run(context -> {
+            Feeds feeds = context.getBean(Feeds.class);
+            feeds.returnMono(Mono.just("refreshed"));
+            feeds.returnFlux(Flux.just(1, 2));
+            redis.stop();
+
+            // Not busy, unknown: skipping would read as "another instance has it" when none may.
+            StepVerifier.create(feeds.refreshIfFree("news")).expectErrorSatisfies(e -> assertThat(e)
+                    .isInstanceOf(LockAcquisitionException.class).extracting(x -> ((LockAcquisitionException) x).reason())
+                    .isEqualTo(LockAcquisitionException.Reason.REDIS_UNAVAILABLE)).verify(TIMEOUT);
+            StepVerifier.create(feeds.readIfFree("news")).expectErrorSatisfies(e -> assertThat(e)
+                    .isInstanceOf(LockAcquisitionException.class).extracting(x -> ((LockAcquisitionException) x).reason())
+                    .isEqualTo(LockAcquisitionException.Reason.REDIS_UNAVAILABLE)).verify(TIMEOUT);
+            assertThat(feeds.calls()).as("not called").isZero();
+        });
+    }
+
+    @Test
     void onBusySkipDoesNotSwallowABusyLockOfTheMethodItself() {
         runner().run(context -> {
             Feeds feeds = context.getBean(Feeds.class);

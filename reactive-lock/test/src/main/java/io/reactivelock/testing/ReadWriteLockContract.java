@@ -152,6 +152,23 @@ public abstract class ReadWriteLockContract {
 
     // ---- Readers and writers ----
 
+    /** Neither upgrade nor downgrade: the other mode asked for inside a held lock waits for itself, then fails busy. */
+    @ParameterizedTest(name = "outer write lock: {0}")
+    @ValueSource(booleans = {true, false})
+    void theOtherModeOfAHeldNameTakenInsideItWaitsForItselfUntilTheAcquireTimeout(boolean outerWrite) {
+        ReactiveReadWriteLock impatient = newLock(LockOptions.builder().acquireTimeout(Duration.ofMillis(300)).build());
+        PublisherProbe<String> inner = PublisherProbe.of(Mono.just("inner"));
+        StepVerifier.create(with(impatient, outerWrite, "a", TTL, outer -> Mono.just(outer)
+                        .publishOn(Schedulers.boundedElastic())
+                        .flatMap(o -> with(impatient, !outerWrite, "a", TTL, lease -> inner.mono()))))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class)
+                        .satisfies(x -> assertThat(((LockAcquisitionException) x).reason())
+                                .isEqualTo(LockAcquisitionException.Reason.BUSY)))
+                .verify(WAIT);
+        inner.assertWasNotSubscribed();
+        eventually(() -> !isHeld("a"));
+    }
+
     @Test
     void manyReadersHoldAtOnceAndAWriterWaitsForTheLastOfThem() throws Exception {
         List<Sinks.Empty<Void>> readerDone = new ArrayList<>();
