@@ -34,7 +34,8 @@ import java.util.stream.Stream;
  *   <li>an absolute path to a {@code redis-server} executable;
  *   <li>{@code container} or {@code container:<image>}: each server in a container of a Docker engine
  *       ({@link RedisContainer}), on the image named, else {@code REDIS_IMAGE}, else {@value #DEFAULT_IMAGE};
- *       the tests are skipped, saying so, where no engine answers.
+ *       the tests are skipped, saying so, where no engine answers;
+ *   <li>{@code none}: the fast tier ({@code -Pfast}): every test that needs a server is skipped.
  * </ul>
  * The default does not look at what the machine has installed, so that {@code ./mvnw verify} runs the
  * same Redis on a fresh machine and on one with a distribution's {@code redis-server} on the {@code PATH}.
@@ -50,6 +51,9 @@ final class RedisBinary {
      * does not have skips the tests that need it, with the reason, instead of failing them.
      */
     static final String OPTIONAL = "redis.server.optional";
+
+    /** The choice of the fast tier: no server at all, so the tests that need one are skipped. */
+    static final String NONE = "none";
 
     /** The image {@code -D}{@value #PROPERTY}{@code =container} runs when {@code REDIS_IMAGE} names none. */
     static final String DEFAULT_IMAGE = "redis:7.4";
@@ -118,6 +122,13 @@ final class RedisBinary {
      */
     static synchronized Optional<String> absence() {
         String choice = System.getProperty(PROPERTY, "embedded").trim();
+        if (choice.equals(NONE)) {
+            // The fast tier (-Pfast): every test that needs a server is skipped, saying so once.
+            if (REPORTED_ABSENCE.add(choice)) {
+                JVM_STDERR.println("[redis] SKIPPED: -D" + PROPERTY + "=" + NONE + " (the fast tier): tests that need a Redis server are skipped");
+            }
+            return Optional.of("-D" + PROPERTY + "=" + NONE + ": the fast tier runs no Redis server");
+        }
         if (isContainer()) {
             // Always optional: a machine without a Docker engine skips, saying so.
             Optional<String> reason = RedisContainer.dockerAnswers() ? Optional.empty()

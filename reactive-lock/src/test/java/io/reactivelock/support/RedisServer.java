@@ -27,6 +27,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.opentest4j.TestAbortedException;
 
 /**
  * One real {@code redis-server} process for tests, listening on 127.0.0.1 only, on a free port of its
@@ -117,6 +118,10 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private static RedisServer start(String config, List<String> extraArgs, boolean tls) {
+        // A test that starts its own server is skipped, as the extension skips a class, where none may run.
+        RedisBinary.absence().ifPresent(reason -> {
+            throw new TestAbortedException(reason);
+        });
         boolean inContainer = RedisBinary.isContainer();
         if (inContainer && (config != null || tls)) {
             throw new IllegalStateException("-D" + RedisBinary.PROPERTY + "=container runs plain servers only: not a Sentinel, "
