@@ -132,13 +132,14 @@ class VirtualThreadsTest {
     }
 
     /**
-     * Virtual threads make no thread exempt: a body that blocks on the thread the lock hands it (the
-     * lock's reply thread, a Lettuce event loop) instead of moving to {@code boundedElastic()} is still
-     * reported, fails the call, and the lock is released.
+     * Virtual threads make no thread exempt: a body that blocks on one of Reactor's non-blocking threads
+     * (here {@code parallel()}, where a careless {@code publishOn} puts it) instead of on
+     * {@code boundedElastic()} is still reported, fails the call, and the lock is released.
      */
     @Test
-    void aBodyThatBlocksWithoutLeavingTheLocksThreadIsStillReportedAndTheLockReleased() {
-        Mono<String> blocksInPlace = lock.withLock("in-place", TTL, lease -> Mono.fromCallable(() -> redis.call("PING")));
+    void aBodyThatBlocksOnANonBlockingThreadIsStillReportedAndTheLockReleased() {
+        Mono<String> blocksInPlace = lock.withLock("in-place", TTL, lease -> Mono.fromCallable(() -> redis.call("PING"))
+                .subscribeOn(Schedulers.parallel()));
         Throwable error = null;
         try {
             blocksInPlace.block(WAIT);
