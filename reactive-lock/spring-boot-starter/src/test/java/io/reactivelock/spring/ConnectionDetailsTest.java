@@ -13,6 +13,7 @@ import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.InMemoryReactiveLock;
 import io.reactivelock.testing.InMemoryReactiveSemaphore;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -61,7 +62,7 @@ class ConnectionDetailsTest {
     /** The event-loop groups the application's Lettuce threads belong to (one per ClientResources). */
     static Set<String> eventLoopGroups() {
         return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).map(EVENT_LOOP::matcher)
-                .filter(Matcher::matches).map(m -> m.group(1)).collect(Collectors.toSet());
+                .filter(Matcher::matches).map(m -> m.group(1)).collect(Collectors.toCollection(HashSet::new));
     }
 
     static long lettuceThreads() {
@@ -88,14 +89,19 @@ class ConnectionDetailsTest {
 
     @Test
     void theLockAndSpringDataRedisShareOneSetOfLettuceEventLoops() {
+        Set<String> groupsBefore = eventLoopGroups();
         runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     ReactiveStringRedisTemplate template = context.getBean(ReactiveStringRedisTemplate.class);
                     String fence = fenceOf(context.getBean(ReactiveRedisLock.class), "shared");
                     assertThat(template.opsForValue().get("lock:{shared}:fence").block(TTL)).isEqualTo(fence);
-                    System.err.println("[threads] lettuce threads with the lock and Spring Data Redis on one ClientResources: "
-                            + lettuceThreads() + ", event-loop groups " + eventLoopGroups());
-                    assertThat(eventLoopGroups()).as("event-loop groups of Lettuce threads").hasSize(1);
+                    Set<String> groups = eventLoopGroups();
+                    groups.removeAll(groupsBefore);
+                    System.err.println("[threads] Lettuce threads in this JVM with the lock and Spring Data Redis running: "
+                            + lettuceThreads() + "; event-loop groups started by this context: " + groups);
+                    assertThat(context.getBean(RedisLockConnection.class).clientResources())
+                            .as("the lock's client resources").isSameAs(context.getBean(ClientResources.class));
+                    assertThat(groups).as("event-loop groups this context started").hasSize(1);
                 });
     }
 
