@@ -1,8 +1,8 @@
 /**
  * reactive-lock: a non-blocking distributed lock for Project Reactor on Redis. Exports the API
- * packages only; {@code io.reactivelock.internal} (the acquisition core, scripts, notices) is
- * exported to nobody but the in-memory test doubles of reactive-lock-test, which are stores on the
- * same core, so users cannot come to depend on it.
+ * ({@code io.reactivelock}, {@code io.reactivelock.inspect}), the engine and store interface a new
+ * backend implements ({@code io.reactivelock.spi}), and the Redis client
+ * ({@code io.reactivelock.redis}, whose only public types are the clients and their options).
  */
 module io.reactivelock {
     requires transitive reactor.core;
@@ -12,6 +12,6 @@ module io.reactivelock {
 
     exports io.reactivelock;
     exports io.reactivelock.inspect;
-    exports io.reactivelock.redlock;
-    exports io.reactivelock.internal to io.reactivelock.testing;
+    exports io.reactivelock.spi;
+    exports io.reactivelock.redis;
 }

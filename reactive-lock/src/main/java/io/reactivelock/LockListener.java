@@ -1,10 +1,11 @@
 package io.reactivelock;
 
 import java.time.Duration;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Hears what happens to the locks of one {@link ReactiveRedisLock},
- * {@link io.reactivelock.redlock.RedlockLock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
+ * {@link io.reactivelock.redlock.ReactiveRedlock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
  * (reactive-lock-test),
  * for metrics and logs: set it with {@link LockOptions.Builder#listener(LockListener)}. Every method
  * does nothing by default.

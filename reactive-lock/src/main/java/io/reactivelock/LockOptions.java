@@ -5,6 +5,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Immutable settings shared by every lock taken through one {@link ReactiveLock}.
@@ -46,7 +47,6 @@ public final class LockOptions {
     private final @Nullable Duration renewalInterval;
     private final Duration maxLeaseTime;
     private final Duration commandTimeout;
-    private final boolean fair;
     private final @Nullable Scheduler scheduler;
     private final int maxPendingAcquisitions;
     private final LockListener listener;
@@ -60,7 +60,6 @@ public final class LockOptions {
         this.renewalInterval = b.renewalInterval;
         this.maxLeaseTime = b.maxLeaseTime;
         this.commandTimeout = b.commandTimeout;
-        this.fair = b.fair;
         this.scheduler = b.scheduler;
         this.maxPendingAcquisitions = b.maxPendingAcquisitions;
         this.listener = b.listener;
@@ -126,11 +125,6 @@ public final class LockOptions {
         return commandTimeout;
     }
 
-    /** Whether waiters get the lock in arrival order; see {@link Builder#fair(boolean)}. */
-    public boolean fair() {
-        return fair;
-    }
-
     /**
      * The longest a waiter of a fair lock may go without calling Redis before it loses its place:
      * five of the longest backoff steps, and at least one second so that a short pause (GC, a busy
@@ -165,7 +159,7 @@ public final class LockOptions {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
                 + ", minBackoff=" + minBackoff + ", maxBackoff=" + maxBackoff + ", jitter=" + jitter
                 + ", renewalInterval=" + (renewalInterval == null ? "ttl/3" : renewalInterval)
-                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + ", fair=" + fair
+                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout
                 + ", maxPendingAcquisitions=" + maxPendingAcquisitions + "}";
     }
 
@@ -179,7 +173,6 @@ public final class LockOptions {
         private @Nullable Duration renewalInterval;
         private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
-        private boolean fair;
         private @Nullable Scheduler scheduler;
         private int maxPendingAcquisitions = DEFAULT_MAX_PENDING_ACQUISITIONS;
         private LockListener listener = LockListener.NONE;
@@ -195,7 +188,6 @@ public final class LockOptions {
             renewalInterval = o.renewalInterval;
             maxLeaseTime = o.maxLeaseTime;
             commandTimeout = o.commandTimeout;
-            fair = o.fair;
             scheduler = o.scheduler;
             maxPendingAcquisitions = o.maxPendingAcquisitions;
             listener = o.listener;
@@ -277,20 +269,6 @@ public final class LockOptions {
         /** Longest wait for one Redis reply, positive. Defaults to 2 seconds. */
         public Builder commandTimeout(Duration commandTimeout) {
             this.commandTimeout = positive(commandTimeout, "commandTimeout");
-            return this;
-        }
-
-        /**
-         * Fair mode: waiters queue in Redis and get the lock in arrival order, across JVMs; a
-         * release hands the lock straight to the first live waiter (in-process, without a notice,
-         * when that waiter is in the releaser's JVM). A waiter that crashes costs the line up to
-         * one {@link LockOptions#waiterLease()} (5 x max backoff, at least 1 s) plus one backoff
-         * step; one that is cancelled leaves at once. Use one mode per lock name: a non-fair acquisition
-         * ignores the line. Defaults to {@code false}: waiters in one JVM still get the lock in
-         * arrival order by in-process hand-off, while waiters in other JVMs compete for it.
-         */
-        public Builder fair(boolean fair) {
-            this.fair = fair;
             return this;
         }
 

@@ -6,7 +6,7 @@ package io.reactivelock;
  */
 public enum Primitive {
 
-    /** {@link ReactiveLock}: the Redis lock in either mode, {@link io.reactivelock.redlock.RedlockLock}, the in-memory lock. */
+    /** {@link ReactiveLock}: the Redis lock, fair or not, {@code ReactiveRedlock}, the in-memory lock. */
     LOCK("lock"),
     /** {@link ReactiveSemaphore}. */
     SEMAPHORE("semaphore"),

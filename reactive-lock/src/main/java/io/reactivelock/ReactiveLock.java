@@ -2,6 +2,8 @@ package io.reactivelock;
 
 import java.time.Duration;
 import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -75,6 +77,20 @@ public interface ReactiveLock {
      * or the remaining lease time; otherwise the same as {@link #withLock(String, Duration, Mono)}.
      */
     <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body);
+
+    /**
+     * Runs a body of many values while holding the lock {@code name}: a stream that must run under
+     * the lock until it ends. Its values pass on as they come; the lock is released when the body
+     * completes or fails (then the {@code Flux} completes or fails the same way) or when the
+     * subscriber cancels; the lease is renewed meanwhile. Otherwise the {@linkplain ReactiveLock
+     * contract} of {@code withLock}: a lost lease cancels the body and fails the {@code Flux} with
+     * {@link LockLostException}, and so on.
+     *
+     * <pre>{@code
+     * Flux<Row> rows = locks.withLockMany("export:" + id, Duration.ofSeconds(30), lease -> exporter.rows(id));
+     * }</pre>
+     */
+    <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body);
 
     /**
      * This lock with another acquire timeout: its {@code withLock} waits at most

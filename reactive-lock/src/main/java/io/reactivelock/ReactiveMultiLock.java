@@ -66,4 +66,12 @@ public interface ReactiveMultiLock {
         java.util.Objects.requireNonNull(body, "body");
         return withLocks(names, ttl, lease -> body);
     }
+
+    /**
+     * This lock with another acquire timeout ({@link Duration#ZERO}: one try), sharing
+     * everything else; cheap, as {@link ReactiveLock#withAcquireTimeout}.
+     *
+     * @throws IllegalArgumentException if {@code acquireTimeout} is negative
+     */
+    ReactiveMultiLock withAcquireTimeout(Duration acquireTimeout);
 }

@@ -62,4 +62,12 @@ public interface ReactiveReadWriteLock {
         java.util.Objects.requireNonNull(body, "body");
         return withWriteLock(name, ttl, lease -> body);
     }
+
+    /**
+     * This lock with another acquire timeout ({@link Duration#ZERO}: one try), sharing
+     * everything else; cheap, as {@link ReactiveLock#withAcquireTimeout}.
+     *
+     * @throws IllegalArgumentException if {@code acquireTimeout} is negative
+     */
+    ReactiveReadWriteLock withAcquireTimeout(Duration acquireTimeout);
 }

@@ -1,13 +1,16 @@
 package io.reactivelock;
 
-import io.reactivelock.internal.Arguments;
+import io.reactivelock.spi.Arguments;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Makes any {@link ReactiveLock} reentrant within one subscription chain: a {@code withLock}
@@ -58,9 +61,7 @@ public final class ReentrantReactiveLock implements ReactiveLock {
         Objects.requireNonNull(body, "body");
         Mono<T> acquire = delegate.withLock(name, ttl, lease -> Mono.deferContextual(outer -> {
             Held held = new Held(lease);
-            Map<String, Held> names = new HashMap<>(heldNames(outer));
-            names.put(name, held);
-            Map<String, Held> inner = Map.copyOf(names);
+            Map<String, Held> inner = joined(outer, name, held);
             return Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"))
                     // Before the signal travels on to the release: a joined call after it must fail.
                     .doOnTerminate(() -> held.ended = true)
@@ -77,6 +78,37 @@ public final class ReentrantReactiveLock implements ReactiveLock {
             }
             return Mono.defer(() -> Objects.requireNonNull(body.apply(held.lease), "the body function returned null"));
         });
+    }
+
+    /** As {@link #withLock(String, Duration, Function)}, for a body of many values. */
+    @Override
+    public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
+        Arguments.checkName(name);
+        Objects.requireNonNull(body, "body");
+        Flux<T> acquire = delegate.withLockMany(name, ttl, lease -> Flux.deferContextual(outer -> {
+            Held held = new Held(lease);
+            return Flux.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"))
+                    .doOnTerminate(() -> held.ended = true)
+                    .doOnCancel(() -> held.ended = true)
+                    .contextWrite(context -> context.put(heldKey, joined(outer, name, held)));
+        }));
+        return Flux.deferContextual(context -> {
+            Held held = heldNames(context).get(name);
+            if (held == null) {
+                return acquire;
+            }
+            if (held.ended) {
+                return Flux.error(new LockLostException(name, "the enclosing withLock no longer holds it", null));
+            }
+            return Flux.defer(() -> Objects.requireNonNull(body.apply(held.lease), "the body function returned null"));
+        });
+    }
+
+    /** The names held inside a body: the enclosing calls' and {@code name}. */
+    private Map<String, Held> joined(ContextView outer, String name, Held held) {
+        Map<String, Held> names = new HashMap<>(heldNames(outer));
+        names.put(name, held);
+        return Map.copyOf(names);
     }
 
     private Map<String, Held> heldNames(ContextView context) {

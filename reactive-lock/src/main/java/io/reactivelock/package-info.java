@@ -1,12 +1,11 @@
 /**
- * A non-blocking distributed lock for Project Reactor on Redis.
+ * The API of reactive-lock, a non-blocking distributed lock for Project Reactor: the primitives
+ * ({@link io.reactivelock.ReactiveLock}, {@link io.reactivelock.ReactiveSemaphore},
+ * {@link io.reactivelock.ReactiveReadWriteLock}, {@link io.reactivelock.ReactiveMultiLock},
+ * {@link io.reactivelock.LeaderElection}), their lease, options, listener and errors.
  *
- * <p>Start at {@link io.reactivelock.ReactiveRedisLock} and its
- * {@link io.reactivelock.ReactiveLock#withLock withLock} methods; for a leased semaphore,
- * {@link io.reactivelock.ReactiveRedisSemaphore}; for a read-write lock,
- * {@link io.reactivelock.ReactiveRedisReadWriteLock}; for several names at once, all or none,
- * {@link io.reactivelock.ReactiveRedisMultiLock}; for leader election on any of the locks,
- * {@link io.reactivelock.LeaderElection}.
+ * <p>Get the primitives from a client: {@link io.reactivelock.redis.ReactiveRedisLock} for Redis,
+ * or the in-memory client of {@code reactive-lock-test} in tests.
  */
 @NullMarked
 package io.reactivelock;

@@ -19,7 +19,8 @@ import org.w3c.dom.NodeList;
 /**
  * The artifacts users get stay listed where they look for them: every published module of the
  * build (a jar not marked {@code maven.deploy.skip}) is managed by reactive-lock-bom, at the
- * build's version, and named in the README's "Artifacts" table, and the BOM manages nothing else.
+ * build's version, and named in the "Artifacts" table of docs/getting-started.md, and the BOM manages
+ * nothing else.
  */
 class ArtifactsTest {
 
@@ -55,17 +56,17 @@ class ArtifactsTest {
         }
         assertThat(managed).as("what reactive-lock-bom manages").isEqualTo(published);
 
-        String readme = Files.readString(repository.resolve("README.md"));
-        int start = readme.indexOf("\n## Artifacts\n");
-        assertThat(start).as("the README's Artifacts section").isNotNegative();
-        String section = readme.substring(start, readme.indexOf("\n## ", start + 1));
+        String page = Files.readString(repository.resolve("docs/getting-started.md"));
+        int start = page.indexOf("\n## Artifacts\n");
+        assertThat(start).as("the Artifacts section of docs/getting-started.md").isNotNegative();
+        String section = page.substring(start, page.indexOf("\n## ", start + 1));
         Set<String> rows = new TreeSet<>();
         for (String line : section.lines().filter(l -> l.startsWith("| `")).toList()) {
             rows.add(line.substring(3, line.indexOf('`', 3)));
         }
         Set<String> expected = new TreeSet<>(published);
         expected.add("reactive-lock-bom");
-        assertThat(rows).as("the artifacts the README's table lists").isEqualTo(expected);
+        assertThat(rows).as("the artifacts the Artifacts table lists").isEqualTo(expected);
     }
 
     private static Element read(Path pom) throws Exception {

@@ -21,6 +21,7 @@ import org.testcontainers.utility.DockerImageName;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The lock on Redis in a container, started the way a user's test starts it: Testcontainers'

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.Leadership.State;
-import io.reactivelock.redlock.RedlockLock;
+import io.reactivelock.redis.ReactiveRedlock;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.CriticalSectionHistory.Section;
 import io.reactivelock.support.RedisServer;
@@ -28,6 +28,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * {@link LeaderElection} on real Redis: one leader at a time among candidates of separate lock
@@ -147,11 +148,12 @@ class LeaderElectionTest {
         for (int i = 0; i < 3; i++) {
             ReactiveLock lock;
             if (kind == Kind.REDLOCK) {
-                RedlockLock redlock = RedlockLock.create(nodes.stream().map(RedisServer::uri).toList(), LockOptions.defaults());
+                ReactiveRedlock redlock = ReactiveRedlock.create(nodes.stream().map(RedisServer::uri).toList(), LockOptions.defaults());
                 created.add(redlock);
                 lock = redlock;
             } else {
-                lock = newLock(LockOptions.builder().fair(kind == Kind.FAIR).build());
+                ReactiveRedisLock client = newLock(LockOptions.defaults());
+                lock = kind == Kind.FAIR ? client.fair() : client;
             }
             int candidate = i;
             candidates.add(LeaderElection.of(lock).lead("job", ttl)

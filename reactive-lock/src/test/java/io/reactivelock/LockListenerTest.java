@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * What a {@link LockListener} hears from {@link ReactiveRedisLock} alone: a closed lock, a refused

@@ -2,22 +2,24 @@ package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.reactivelock.support.TestSources;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.module.ModuleDescriptor;
+import java.lang.reflect.Modifier;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.Set;
-import java.util.stream.Collectors;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The library's module exports its API packages and nothing else: the acquisition core stays
- * internal, open only to the in-memory doubles of reactive-lock-test (stores on the same core); and
- * it reads Reactor and Lettuce, no integration (Spring and Micrometer have modules of their own).
+ * The library's module exports its API packages and nothing else: the API, the inspector, the
+ * engine a backend is written on ({@code spi}, which reactive-lock-test's in-memory doubles use),
+ * and the Redis backend, whose only public types are its clients and their options, everything
+ * else there (stores, scripts, key names) staying package-private; and it reads Reactor and
+ * Lettuce, no integration (Spring and Micrometer have modules of their own).
  */
 class ModuleExportsTest {
 
@@ -26,18 +28,42 @@ class ModuleExportsTest {
         ModuleDescriptor module = coreModule();
         assertThat(module.name()).isEqualTo("io.reactivelock");
         assertThat(module.exports().stream().filter(e -> !e.isQualified()).map(ModuleDescriptor.Exports::source))
-                .containsExactlyInAnyOrder("io.reactivelock", "io.reactivelock.inspect", "io.reactivelock.redlock");
-        assertThat(module.exports().stream().filter(ModuleDescriptor.Exports::isQualified)
-                .collect(Collectors.toMap(ModuleDescriptor.Exports::source, ModuleDescriptor.Exports::targets)))
-                .isEqualTo(Map.of("io.reactivelock.internal", Set.of("io.reactivelock.testing")));
+                .containsExactlyInAnyOrder("io.reactivelock", "io.reactivelock.inspect", "io.reactivelock.spi",
+                        "io.reactivelock.redis");
+        assertThat(module.exports()).as("qualified exports").noneMatch(ModuleDescriptor.Exports::isQualified);
         assertThat(module.opens()).isEmpty();
     }
 
     @Test
-    void theInternalPackageGoesToTheModuleNameReactiveLockTestDeclares() throws IOException {
-        // Renamed there, the in-memory locks would fail on the module path with IllegalAccessError.
-        String pom = Files.readString(TestSources.repository().resolve("reactive-lock/test/pom.xml"));
-        assertThat(pom).contains("<Automatic-Module-Name>io.reactivelock.testing</Automatic-Module-Name>");
+    void theRedisPackageHasNoPublicTypeButTheClientsAndTheRedlockOptions() throws Exception {
+        Path classes = classesDirectory();
+        List<String> accessible = new ArrayList<>();
+        int classFiles = 0;
+        try (Stream<Path> files = Files.list(classes.resolve("io/reactivelock/redis"))) {
+            for (Path file : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".class"))::iterator) {
+                classFiles++;
+                String name = "io.reactivelock.redis." + file.getFileName().toString().replace(".class", "");
+                Class<?> type = Class.forName(name, false, ReactiveLock.class.getClassLoader());
+                if (accessibleOutsideThePackage(type)) {
+                    accessible.add(type.getName());
+                }
+            }
+        }
+        assertThat(classFiles).as("class files read (the library's, not an empty directory)").isGreaterThan(10);
+        assertThat(accessible).as("types of io.reactivelock.redis that code outside it can name")
+                .containsExactlyInAnyOrder("io.reactivelock.redis.ReactiveRedisLock", "io.reactivelock.redis.ReactiveRedlock",
+                        "io.reactivelock.redis.RedlockOptions");
+    }
+
+    /** Whether {@code type} and every class enclosing it are public or protected (a nested type of a subclassable one). */
+    private static boolean accessibleOutsideThePackage(Class<?> type) {
+        for (Class<?> t = type; t != null; t = t.getEnclosingClass()) {
+            if (t.isAnonymousClass() || t.isLocalClass()
+                    || !(Modifier.isPublic(t.getModifiers()) || Modifier.isProtected(t.getModifiers()))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test
@@ -46,10 +72,13 @@ class ModuleExportsTest {
                 .containsExactlyInAnyOrder("java.base", "reactor.core", "org.reactivestreams", "lettuce.core", "org.jspecify");
     }
 
+    /** The library's own classes directory: the class path has other module-info.class files. */
+    private static Path classesDirectory() throws URISyntaxException {
+        return Path.of(ReactiveLock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    }
+
     private static ModuleDescriptor coreModule() throws IOException, URISyntaxException {
-        // The library's own classes directory: the class path has other module-info.class files.
-        Path classes = Path.of(ReactiveLock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
+        try (InputStream in = Files.newInputStream(classesDirectory().resolve("module-info.class"))) {
             return ModuleDescriptor.read(in);
         }
     }

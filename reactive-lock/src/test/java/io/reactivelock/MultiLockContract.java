@@ -243,9 +243,11 @@ abstract class MultiLockContract {
     @Test
     void losingOneNameCancelsTheBodyWithLockLostExceptionNamingItAndReleasesTheOthers() {
         RecordingListener events = new RecordingListener();
-        ReactiveMultiLock listened = newLock(LockOptions.builder().listener(events).build());
+        // Renewed every 100 ms, so the loss shows soon; on a two-minute lease, so that the others gone
+        // within WAIT (a twelfth of it) were released, not expired.
+        ReactiveMultiLock listened = newLock(LockOptions.builder().listener(events).renewalInterval(Duration.ofMillis(100)).build());
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(listened.withLocks(ABC, Duration.ofMillis(300), body.mono()))
+        StepVerifier.create(listened.withLocks(ABC, Duration.ofMinutes(2), body.mono()))
                 .expectSubscription()
                 .then(() -> eventually().until(() -> ABC.stream().allMatch(this::isLocked)))
                 .then(() -> expire("b"))

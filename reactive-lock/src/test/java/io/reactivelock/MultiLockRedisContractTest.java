@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The {@link MultiLockContract} on a real Redis, with the single lock's keys: a name is held while
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 class MultiLockRedisContractTest extends MultiLockContract {
 
     private final RedisServer redis;
-    private final List<ReactiveRedisMultiLock> created = new ArrayList<>();
+    private final List<ReactiveRedisLock> created = new ArrayList<>();
 
     MultiLockRedisContractTest(RedisServer redis) {
         this.redis = redis;
@@ -26,14 +27,14 @@ class MultiLockRedisContractTest extends MultiLockContract {
 
     @AfterEach
     void closeLocks() {
-        created.forEach(ReactiveRedisMultiLock::close);
+        created.forEach(ReactiveRedisLock::close);
     }
 
     @Override
     protected ReactiveMultiLock newLock(LockOptions options) {
-        ReactiveRedisMultiLock lock = ReactiveRedisMultiLock.create(redis.uri(), options);
-        created.add(lock);
-        return lock;
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), options);
+        created.add(client);
+        return client.multiLock();
     }
 
     @Override
@@ -67,6 +68,6 @@ class MultiLockRedisContractTest extends MultiLockContract {
 
     @Override
     protected int activeLeases() {
-        return created.stream().mapToInt(ReactiveRedisMultiLock::activeLeases).sum();
+        return created.stream().mapToInt(ReactiveRedisLock::activeLeases).sum();
     }
 }

@@ -22,6 +22,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * What the Redis multi-lock keeps in Redis, how it and the single lock share their names, and how
@@ -38,7 +39,7 @@ class MultiLockRedisTest {
     private static final Duration WOKEN_WITHIN = Duration.ofSeconds(5);
 
     private RedisServer redis;
-    private final List<AutoCloseable> created = new ArrayList<>();
+    private final List<ReactiveRedisLock> created = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @BeforeEach
@@ -47,19 +48,17 @@ class MultiLockRedisTest {
     }
 
     @AfterEach
-    void tearDown() throws Exception {
+    void tearDown() {
         subscriptions.forEach(Disposable::dispose);
-        for (AutoCloseable c : created) {
-            c.close();
-        }
+        created.forEach(ReactiveRedisLock::close);
     }
 
-    private ReactiveRedisMultiLock multi(LockOptions.Builder options) {
-        ReactiveRedisMultiLock lock = ReactiveRedisMultiLock.create(redis.uri(), options.build());
-        created.add(lock);
-        return lock;
+    /** The multi-lock of a client of its own (another process, as far as Redis can tell). */
+    private ReactiveMultiLock multi(LockOptions.Builder options) {
+        return plain(options).multiLock();
     }
 
+    /** A client of its own, closed after the test: the plain lock. */
     private ReactiveRedisLock plain(LockOptions.Builder options) {
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options.build());
         created.add(lock);
@@ -81,7 +80,7 @@ class MultiLockRedisTest {
 
     @Test
     void everyNameIsTheSingleLocksKeyHoldingTheTokenAndEveryFencingRecordTheNamesToken() {
-        ReactiveRedisMultiLock lock = multi(LockOptions.builder());
+        ReactiveMultiLock lock = multi(LockOptions.builder());
         StepVerifier.create(lock.withLocks(List.of("order:2", "order:1"), TTL, lease -> Mono.fromCallable(() -> {
                     for (String name : lease.names()) {
                         String key = "lock:{" + name + "}";
@@ -99,7 +98,7 @@ class MultiLockRedisTest {
 
     @Test
     void oneScriptTakesEveryNameAndOneReleasesThem() {
-        ReactiveRedisMultiLock lock = multi(LockOptions.builder());
+        ReactiveMultiLock lock = multi(LockOptions.builder());
         List<String> names = List.of("a", "b", "c", "d", "e");
         lock.withLocks(names, TTL, Mono.just("first: the scripts are loaded")).block(WAIT);
         redis.call("CONFIG", "RESETSTAT");
@@ -111,8 +110,8 @@ class MultiLockRedisTest {
 
     @Test
     void aMultiLockAndAPlainLockOnOneOfItsNamesExcludeEachOther() {
-        ReactiveRedisMultiLock multi = multi(LockOptions.builder());
-        ReactiveRedisMultiLock multiOnce = multi(LockOptions.builder().acquireTimeout(Duration.ZERO));
+        ReactiveMultiLock multi = multi(LockOptions.builder());
+        ReactiveMultiLock multiOnce = multi(LockOptions.builder().acquireTimeout(Duration.ZERO));
         ReactiveRedisLock plain = plain(LockOptions.builder());
 
         Sinks.Empty<Void> plainDone = Sinks.empty();
@@ -138,7 +137,7 @@ class MultiLockRedisTest {
 
     @Test
     void fencingTokensOfEachNameRiseAcrossPlainAndMultiLocks() {
-        ReactiveRedisMultiLock multi = multi(LockOptions.builder());
+        ReactiveMultiLock multi = multi(LockOptions.builder());
         ReactiveRedisLock plain = plain(LockOptions.builder());
         long plainA = plain.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
         MultiLockLease both = multi.withLocks(List.of("b", "a"), TTL, Mono::just).block(WAIT);
@@ -169,7 +168,7 @@ class MultiLockRedisTest {
     }
 
     /** Half the bodies hold one name through the plain lock, half two names through {@code multi}. */
-    private void runMixedWorkload(ReactiveRedisMultiLock multi) {
+    private void runMixedWorkload(ReactiveMultiLock multi) {
         ReactiveRedisLock plain = plain(LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)));
         List<String> names = List.of("a", "b", "c");
         long done = Flux.range(0, BODIES)
@@ -206,7 +205,7 @@ class MultiLockRedisTest {
 
     @Test
     void aMultiLockReleaseWakesAPlainWaiterOfEachNameThroughItsNotice() {
-        ReactiveRedisMultiLock multi = multi(LockOptions.builder());
+        ReactiveMultiLock multi = multi(LockOptions.builder());
         ReactiveRedisLock waiting = plain(noticeOnly());
         Sinks.Empty<Void> release = Sinks.empty();
         subscriptions.add(multi.withLocks(List.of("a", "b"), TTL, release.asMono()).subscribe());
@@ -229,7 +228,7 @@ class MultiLockRedisTest {
     @Test
     void aPlainReleaseWakesAMultiLockWaiterSleepingOnThatName() {
         ReactiveRedisLock plain = plain(LockOptions.builder());
-        ReactiveRedisMultiLock waiting = multi(noticeOnly());
+        ReactiveMultiLock waiting = multi(noticeOnly());
         Sinks.Empty<Void> release = Sinks.empty();
         subscriptions.add(plain.withLock("b", TTL, release.asMono()).subscribe());
         eventually().until(() -> exists("lock:{b}"));
@@ -253,7 +252,7 @@ class MultiLockRedisTest {
         eventually().until(() -> exists("lock:{x}"));
 
         // The multi-lock waiter sleeps on x first, so x's release wakes it, not the plain waiter.
-        ReactiveRedisMultiLock multiWaiting = multi(noticeOnly());
+        ReactiveMultiLock multiWaiting = multi(noticeOnly());
         AtomicLong multiRan = new AtomicLong();
         subscriptions.add(multiWaiting.withLocks(List.of("x", "y"), TTL,
                 Mono.fromRunnable(() -> multiRan.set(System.nanoTime())).then(Mono.never())).subscribe());
@@ -278,9 +277,10 @@ class MultiLockRedisTest {
     }
 
     @Test
-    void aClosedMultiLockRefusesNewAcquisitions() {
-        ReactiveRedisMultiLock lock = multi(LockOptions.builder());
-        lock.close();
+    void theMultiLockOfAClosedClientRefusesNewAcquisitions() {
+        ReactiveRedisLock client = plain(LockOptions.builder());
+        ReactiveMultiLock lock = client.multiLock();
+        client.close();
         StepVerifier.create(lock.withLocks(List.of("a", "b"), TTL, Mono.just(1)))
                 .expectError(LockClosedException.class)
                 .verify(WAIT);

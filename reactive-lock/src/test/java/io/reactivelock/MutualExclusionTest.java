@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * 32 concurrent bodies do a non-atomic read-modify-write of a Redis counter ({@link CounterWorkload}),
@@ -50,8 +51,9 @@ class MutualExclusionTest {
     @ParameterizedTest(name = "fair={0}")
     @ValueSource(booleans = {false, true})
     void withTheLockEveryUpdateLandsOneHolderAtATimeWithIncreasingFencingTokens(boolean fair) {
-        try (ReactiveRedisLock lock = ReactiveRedisLock.create(server.uri(),
-                LockOptions.builder().fair(fair).acquireTimeout(Duration.ofSeconds(30)).build())) {
+        try (ReactiveRedisLock client = ReactiveRedisLock.create(server.uri(),
+                LockOptions.builder().acquireTimeout(Duration.ofSeconds(30)).build())) {
+            ReactiveLock lock = fair ? client.fair() : client;
             workload.run(body -> lock.withLock("counter", Duration.ofSeconds(5), lease -> {
                 fencesInRunOrder.add(lease.fencingToken());
                 return body;

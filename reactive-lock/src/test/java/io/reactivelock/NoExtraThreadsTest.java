@@ -15,6 +15,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The library starts no threads: timers use Reactor's schedulers, replies Lettuce's event loops

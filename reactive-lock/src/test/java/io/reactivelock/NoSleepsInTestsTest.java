@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * No test waits for something to happen by sleeping: a test awaits the state it needs (Awaitility, a
+ * No test waits for something to happen by sleeping (Kotlin's {@code delay} included): a test awaits the state it needs (Awaitility, a
  * latch, a sink) or drives time virtually. Every sleep or delay in the test sources of every module
  * (and in reactive-lock-test's published contracts) must be on
  * {@link #ALLOWED}, with the reason it is not a wait; an entry that no longer matches fails too, so
@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
 class NoSleepsInTestsTest {
 
     private static final Pattern SLEEP_OR_DELAY = Pattern.compile(
-            "Thread\\.sleep\\(|TimeUnit\\.\\w+\\.sleep\\(|LockSupport\\.park|Mono\\.delay\\(|\\.delayElements?\\(|\\.delaySubscription\\(");
+            "Thread\\.sleep\\(|TimeUnit\\.\\w+\\.sleep\\(|LockSupport\\.park|Mono\\.delay\\(|\\.delayElements?\\(|\\.delaySubscription\\("
+                    // Kotlin's delay (kotlinx.coroutines), suspending a coroutine as a sleep blocks a thread.
+                    + "|\\bdelay\\(");
 
     /** A use of a sleep or delay that is not a wait: the file, a piece of its line, and why. */
     private record Allowed(String file, String line, String reason) {}
@@ -55,9 +57,9 @@ class NoSleepsInTestsTest {
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/MultiLockRedisTest.java", ".delayElement(Duration.ofMillis(2))",
                     "the window in which two unprotected bodies hold one name"),
-            new Allowed("io/reactivelock/MultiLockClusterTest.java", ".delayElement(Duration.ofMillis(2))",
+            new Allowed("io/reactivelock/redis/MultiLockClusterTest.java", ".delayElement(Duration.ofMillis(2))",
                     "the window in which two unprotected bodies hold one name"),
-            new Allowed("io/reactivelock/MultiLockClusterTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(20)))",
+            new Allowed("io/reactivelock/redis/MultiLockClusterTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(20)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/testing/ReadWriteLockContract.java", ".delayElement(Duration.ofMillis(2))",
                     "the window between read and write in which an unprotected body breaks the checker"),
@@ -95,15 +97,15 @@ class NoSleepsInTestsTest {
                     "a body that outlives its 1 s TTL, which is what the test is about"),
             new Allowed("io/reactivelock/testing/ReactiveLockContract.java", "Mono.delay(Duration.ofMillis(2500))",
                     "a body that outlives its 1 s TTL, which is what the test is about"),
-            new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(SHORT_TTL.multipliedBy(3))",
+            new Allowed("io/reactivelock/redis/RedlockLockTest.java", "Mono.delay(SHORT_TTL.multipliedBy(3))",
                     "a body that outlives its TTL, which is what the test is about"),
             new Allowed("io/reactivelock/faults/CancelStormTest.java", "Mono.delay(Duration.ofMillis(random.nextInt(60)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/LeaderElectionTest.java", "Mono.delay(Duration.ofMillis(1 + random.nextInt(20)))",
                     "terms of random length, so that random cancels land while candidates wait, lead and step down"),
-            new Allowed("io/reactivelock/CancellationSafetyTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
+            new Allowed("io/reactivelock/redis/CancellationSafetyTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
-            new Allowed("io/reactivelock/redlock/RedlockLockTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
+            new Allowed("io/reactivelock/redis/RedlockLockTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(295))",
                     "a body's length in virtual time"),
@@ -113,6 +115,42 @@ class NoSleepsInTestsTest {
                     "gets the blocking call below onto a Reactor parallel thread"),
             new Allowed("io/reactivelock/kotlin/BlockHoundActiveTest.kt", "Thread.sleep(10)",
                     "the blocking call BlockHound must report, on a Reactor thread and in a block on Dispatchers.Default"),
+            new Allowed("io/reactivelock/kotlin/WithLockFlowVirtualTimeTest.kt", "if (page < 3) delay(1.seconds)",
+                    "the time between two pages of a flow, in runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/WithLockFlowVirtualTimeTest.kt", ".onEach { delay(1.seconds) }",
+                    "a slow collector, in runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/WithLockFlowVirtualTimeTest.kt", "delay(1.minutes)",
+                    "a flow that goes on past its lost lease, in runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/WithLockVirtualTimeTest.kt", "delay(5.minutes)",
+                    "a block's length in runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/WithLockVirtualTimeTest.kt", "delay(4.minutes)",
+                    "moves runTest's virtual time to a point inside the block"),
+            new Allowed("io/reactivelock/kotlin/WithLockVirtualTimeTest.kt", "delay(5.seconds)",
+                    "moves runTest's virtual time to a point in the waiter's wait"),
+            new Allowed("io/reactivelock/kotlin/WithLockVirtualTimeTest.kt", "delay(4.seconds)",
+                    "moves runTest's virtual time past the other holder's TTL"),
+            new Allowed("io/reactivelock/kotlin/WithLockVirtualTimeTest.kt", "delay(3.seconds)",
+                    "a block's length in runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/TestScopeScheduler.kt", "delay(delayMillis)",
+                    "a timer of the Reactor scheduler that runs on runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/TestScopeScheduler.kt", "delay(periodMillis)",
+                    "a periodic timer of the Reactor scheduler that runs on runTest's virtual time"),
+            new Allowed("io/reactivelock/kotlin/RedisWithLockTest.kt", "delay(1.milliseconds) // another holder",
+                    "the window between read and write in which an unprotected block loses updates"),
+            new Allowed("io/reactivelock/kotlin/RedisWithLockTest.kt", "delay(1.milliseconds)",
+                    "the sampler's interval between two reads of the active leases: a load probe, not a wait"),
+            new Allowed("io/reactivelock/kotlin/RedisWithLockTest.kt", "delay(Random.nextLong(60).milliseconds)",
+                    "blocks of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/kotlin/RedisWithLockTest.kt", "0 -> delay(Random.nextLong(3).milliseconds)",
+                    "a random time before the cancel, so that cancels land before, in and after the blocks"),
+            new Allowed("io/reactivelock/kotlin/RedisWithLockTest.kt", "1 -> delay(Random.nextLong(80).milliseconds)",
+                    "a random time before the cancel, so that cancels land before, in and after the blocks"),
+            new Allowed("io/reactivelock/kotlin/RedisWithLockTest.kt", "if (entered.await()) delay(Random.nextLong(30).milliseconds)",
+                    "a random time inside the block before the cancel"),
+            new Allowed("io/reactivelock/kotlin/RedisPrimitivesCoroutinesTest.kt", "delay(5.milliseconds) // a fourth holder",
+                    "the window in which an unprotected block exceeds the capacity"),
+            new Allowed("io/reactivelock/kotlin/RedisPrimitivesCoroutinesTest.kt", "delay(2.milliseconds)",
+                    "the window in which a block beside another (writer or multi-lock holder) would be seen"),
             new Allowed("io/reactivelock/spring/LockedScheduledJobTest.java", "Mono.delay(runLength())",
                     "a scheduled job's run, on a timer thread and mostly longer than the 20 ms between ticks, so that runs"
                             + " overlap unless the lock prevents it"));

@@ -14,39 +14,47 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's "Fencing tokens", "Annotations and scheduled jobs" and "Guarantees and limits"
- * sections name the tests that show each claim, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`} or
+ * Every page of the documentation (README.md and each Markdown page under docs/) names the tests that
+ * show its claims, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`} or
  * {@code `SomeTest`'s `methodPrefix…`}: every one of them must exist, so that a renamed or removed
- * test cannot leave a claim pointing at nothing.
+ * test cannot leave a claim pointing at nothing, wherever the claim is.
  */
 class ReadmeTestReferencesTest {
 
     private static final List<Path> ROOTS = TestSources.roots();
     private static final Pattern REFERENCE = Pattern.compile(
-            "`((?:\\w+\\.)?\\w+Test)(?:\\.(\\w+)…?)?`(?:'s `(\\w+)…?`)?");
+            "`((?:\\w+\\.)?[A-Z]\\w*Test)(?:\\.(\\w+)…?)?`(?:'s `(\\w+)…?`)?");
 
     @Test
-    void everyTestTheGuaranteesNameExists() throws IOException {
-        String readme = Files.readString(TestSources.repository().resolve("README.md"));
-        String sections = section(readme, "## Fencing tokens") + section(readme, "## Annotations and scheduled jobs")
-                + section(readme, "## Guarantees and limits");
+    void everyTestTheDocsNameExists() throws IOException {
+        Path repository = TestSources.repository();
+        List<Path> pages = new ArrayList<>(List.of(repository.resolve("README.md")));
+        try (Stream<Path> docs = Files.walk(repository.resolve("docs"))) {
+            docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        assertThat(pages).as("the pages that name tests").contains(repository.resolve("docs/guarantees.md"),
+                repository.resolve("docs/spring-boot.md"), repository.resolve("docs/lock.md"));
         List<String> missing = new ArrayList<>();
         int references = 0;
-        Matcher m = REFERENCE.matcher(sections);
-        while (m.find()) {
-            references++;
-            Path source = find(m.group(1));
-            if (source == null) {
-                missing.add(m.group() + ": no such test class");
-                continue;
-            }
-            String method = m.group(2) != null ? m.group(2) : m.group(3);
-            if (method != null && !declares(source, method)) {
-                missing.add(m.group() + ": no test method starting with " + method + " in " + source + " or what it extends");
+        for (Path page : pages) {
+            String where = repository.relativize(page) + ": ";
+            Matcher m = REFERENCE.matcher(Files.readString(page));
+            while (m.find()) {
+                references++;
+                Path source = find(m.group(1));
+                if (source == null) {
+                    missing.add(where + m.group() + ": no such test class");
+                    continue;
+                }
+                String method = m.group(2) != null ? m.group(2) : m.group(3);
+                if (method != null && !declares(source, method)) {
+                    missing.add(where + m.group() + ": no test method starting with " + method + " in " + source
+                            + " or what it extends");
+                }
             }
         }
-        assertThat(references).as("test references found in the three sections").isGreaterThan(20);
-        assertThat(missing).as("tests the README names that do not exist").isEmpty();
+        assertThat(references).as("test references found in README.md and docs/").isGreaterThan(100);
+        assertThat(missing).as("tests README.md and docs/ name that do not exist").isEmpty();
     }
 
     /**
@@ -86,13 +94,5 @@ class ReadmeTestReferencesTest {
         Matcher parent = Pattern.compile("extends (\\w+)").matcher(code);
         Path parentSource = parent.find() ? find(parent.group(1)) : null;
         return parentSource != null && declares(parentSource, prefix);
-    }
-
-    /** The text of the section under {@code heading}, up to the next heading of the same level. */
-    private static String section(String readme, String heading) {
-        int start = readme.indexOf(heading + "\n");
-        assertThat(start).as(heading).isNotNegative();
-        int end = readme.indexOf("\n## ", start + heading.length());
-        return readme.substring(start, end < 0 ? readme.length() : end);
     }
 }

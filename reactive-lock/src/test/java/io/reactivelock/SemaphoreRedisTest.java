@@ -14,6 +14,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /** What the Redis semaphore keeps in Redis and how its waiters learn of a release. */
 @WithRedis
@@ -23,8 +24,8 @@ class SemaphoreRedisTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final RedisServer redis;
-    private ReactiveRedisSemaphore semaphore;
-    private ReactiveRedisSemaphore other;
+    private ReactiveRedisLock client;
+    private ReactiveRedisLock otherClient;
 
     SemaphoreRedisTest(RedisServer redis) {
         this.redis = redis;
@@ -32,18 +33,18 @@ class SemaphoreRedisTest {
 
     @AfterEach
     void close() {
-        for (ReactiveRedisSemaphore s : new ReactiveRedisSemaphore[] {semaphore, other}) {
-            if (s != null) {
-                s.close();
+        for (ReactiveRedisLock c : new ReactiveRedisLock[] {client, otherClient}) {
+            if (c != null) {
+                c.close();
             }
         }
     }
 
     @Test
     void aHoldersPermitsAreOneMemberOfTheNamesSortedSetScoredByTheEndOfItsLease() {
-        semaphore = ReactiveRedisSemaphore.create(redis.uri());
+        client = ReactiveRedisLock.create(redis.uri());
         String key = "lock:{order:42}:permits";
-        StepVerifier.create(semaphore.withPermits("order:42", 5, 2, TTL, lease -> Mono.fromCallable(() -> {
+        StepVerifier.create(client.semaphore(5).withPermits("order:42", 2, TTL, lease -> Mono.fromCallable(() -> {
                     List<Object> members = redis.callList("ZRANGE", key, "0", "-1", "WITHSCORES");
                     long serverMillis = Long.parseLong(String.valueOf(redis.callList("TIME").get(0))) * 1000;
                     long pttl = Long.parseLong(redis.call("PTTL", key));
@@ -60,14 +61,14 @@ class SemaphoreRedisTest {
 
     @Test
     void aReleaseWakesAWaiterOfAnotherInstanceThroughItsNoticeNotItsBackoff() {
-        semaphore = ReactiveRedisSemaphore.create(redis.uri());
+        client = ReactiveRedisLock.create(redis.uri());
         // A 10-minute backoff: the waiter can only get the permit in time through the release notice.
-        other = ReactiveRedisSemaphore.create(redis.uri(), LockOptions.builder()
+        otherClient = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
         Sinks.Empty<Void> holder = Sinks.empty();
-        Disposable holding = semaphore.withPermits("a", 1, 1, TTL, holder.asMono()).subscribe();
+        Disposable holding = client.semaphore(1).withPermits("a", 1, TTL, holder.asMono()).subscribe();
         await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{a}:permits")));
-        StepVerifier.create(other.withPermits("a", 1, 1, TTL, Mono.just("woken")))
+        StepVerifier.create(otherClient.semaphore(1).withPermits("a", 1, TTL, Mono.just("woken")))
                 .expectSubscription()
                 .then(() -> await().pollInterval(Duration.ofMillis(10))
                         .until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{a}:permits:released")))
@@ -79,10 +80,11 @@ class SemaphoreRedisTest {
     }
 
     @Test
-    void aClosedSemaphoreRefusesNewAcquisitions() {
-        semaphore = ReactiveRedisSemaphore.create(redis.uri());
-        semaphore.close();
-        StepVerifier.create(semaphore.withPermits("a", 1, 1, TTL, Mono.just(1)))
+    void aSemaphoreOfAClosedClientRefusesNewAcquisitions() {
+        client = ReactiveRedisLock.create(redis.uri());
+        ReactiveSemaphore semaphore = client.semaphore(1);
+        client.close();
+        StepVerifier.create(semaphore.withPermits("a", 1, TTL, Mono.just(1)))
                 .expectError(LockClosedException.class)
                 .verify(WAIT);
     }

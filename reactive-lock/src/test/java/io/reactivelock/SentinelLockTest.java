@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The lock through a Sentinel {@link io.lettuce.core.RedisURI} ({@link ReactiveRedisLock#create(io.lettuce.core.RedisURI,

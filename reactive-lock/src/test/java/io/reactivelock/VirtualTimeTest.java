@@ -12,6 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
+import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Backoff, acquire timeout, renewal and the maximum lease time run on Reactor's schedulers, so

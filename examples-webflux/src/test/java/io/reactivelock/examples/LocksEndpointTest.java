@@ -6,9 +6,10 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
 import io.reactivelock.examples.redis.RedisEndpoint;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,7 +61,7 @@ class LocksEndpointTest {
     }
 
     /** Holds {@code name} through {@code lock} until the test ends; the lease once held. */
-    private LockLease hold(ReactiveRedisLock lock, String name, Duration ttl, AtomicReference<Throwable> ended) {
+    private LockLease hold(ReactiveLock lock, String name, Duration ttl, AtomicReference<Throwable> ended) {
         AtomicReference<LockLease> lease = new AtomicReference<>();
         subscriptions.add(lock.withLock(name, ttl, granted -> {
             lease.set(granted);
@@ -99,9 +100,10 @@ class LocksEndpointTest {
     @DisplayName("GET /actuator/locks/{name} shows one lock, with a name of braces, slash, percent and Unicode, and a fair line")
     void oneLockWithAHostileNameAndAFairLine() {
         String name = "report:{q4}/2026 100% ✓";
-        ReactiveRedisLock fair = ReactiveRedisLock.create(redis.uri(),
-                LockOptions.builder().fair(true).acquireTimeout(Duration.ofMinutes(1)).build());
-        ownLocks.add(fair);
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(),
+                LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build());
+        ownLocks.add(client);
+        ReactiveLock fair = client.fair();
         LockLease lease = hold(fair, name, TTL, new AtomicReference<>());
         subscriptions.add(fair.withLock(name, TTL, granted -> Mono.empty()).subscribe(value -> {}, error -> {}));
         await().atMost(WAIT).until(() -> waiting(name) == 1);
@@ -147,13 +149,13 @@ class LocksEndpointTest {
     @Test
     @DisplayName("a name held as a semaphore and as a read-write lock is listed, with its permits, its readers and a waiting writer")
     void aSemaphoreAndAReadWriteLock() {
-        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri());
-        ownLocks.add(semaphore);
-        ReactiveRedisReadWriteLock readWrite = ReactiveRedisReadWriteLock.create(redis.uri(),
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(),
                 LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build());
-        ownLocks.add(readWrite);
+        ownLocks.add(client);
+        ReactiveSemaphore semaphore = client.semaphore(4);
+        ReactiveReadWriteLock readWrite = client.readWriteLock();
         AtomicReference<LockLease> permits = new AtomicReference<>();
-        subscriptions.add(semaphore.withPermits("exports", 4, 2, TTL, lease -> {
+        subscriptions.add(semaphore.withPermits("exports", 2, TTL, lease -> {
             permits.set(lease);
             return Mono.never();
         }).subscribe());

@@ -5,8 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockLease;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.examples.redis.RedisEndpoint;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -70,13 +71,13 @@ class LocksPageBrowserTest {
 
     /** Holders of 2 and 1 permits of the semaphore {@code exports}, and two readers of the read-write lock {@code catalog}. */
     private void holdASemaphoreAndAReadLock() {
-        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri());
-        primitives.add(semaphore);
-        ReactiveRedisReadWriteLock readWrite = ReactiveRedisReadWriteLock.create(redis.uri());
-        primitives.add(readWrite);
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri());
+        primitives.add(client);
+        ReactiveSemaphore semaphore = client.semaphore(4);
+        ReactiveReadWriteLock readWrite = client.readWriteLock();
         AtomicInteger holding = new AtomicInteger();
         for (int permits = 2; permits >= 1; permits--) {
-            load.add(semaphore.withPermits("exports", 4, permits, Duration.ofSeconds(5), lease -> {
+            load.add(semaphore.withPermits("exports", permits, Duration.ofSeconds(5), lease -> {
                 holding.incrementAndGet();
                 return Mono.never();
             }).subscribe());

@@ -93,6 +93,12 @@ public final class Bench {
             if (settings.scaleWaiters > 0 && settings.scaleNames > 0) {
                 report.scale = runScaleCells(settings, redis);
             }
+            if (settings.memoryNames > 0) {
+                progress("memory cell: " + settings.memoryNames + " locks held, per contender");
+                report.memoryNames = settings.memoryNames;
+                report.memory = MemoryCell.run(redis, stats, settings.memoryNames);
+                Schedulers.shutdownNow();
+            }
             report.seconds = (System.nanoTime() - began) / 1e9;
 
             Files.createDirectories(settings.out);

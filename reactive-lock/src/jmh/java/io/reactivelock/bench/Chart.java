@@ -25,12 +25,12 @@ final class Chart {
 
     /** Colours by contender id: this library in blues, the others in distinct hues, the floor in grey. */
     private static final Map<String, String> COLOURS = Map.of("ours", "#1f5fa8", "ours-fair", "#5b9bd5",
-            "ours-poll", "#a9c7e8", "redisson", "#c8553d", "redisson-fair", "#e39b86", "spring-spin", "#3f8f4f", "spring-pubsub", "#8cc084",
+            "redisson", "#c8553d", "redisson-fair", "#e39b86", "spring-spin", "#3f8f4f", "spring-pubsub", "#8cc084",
             "raw", "#7f7f7f");
 
     /** Labels short enough for the chart's left column. */
     private static final Map<String, String> LABELS = Map.of("ours", "reactive-lock", "ours-fair", "reactive-lock fair",
-            "ours-poll", "reactive-lock backoff only", "redisson", "Redisson RLockReactive",
+            "redisson", "Redisson RLockReactive",
             "redisson-fair", "Redisson fair lock", "spring-spin",
             "Spring registry, spin", "spring-pubsub", "Spring registry, pub/sub", "raw", "raw floor (SET NX + EVALSHA)");
 

@@ -9,7 +9,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,6 @@ final class Contenders {
 
     static final String OURS = "reactive-lock";
     static final String OURS_FAIR = "reactive-lock fair";
-    static final String OURS_POLL = "reactive-lock backoff only";
     static final String REDISSON = "Redisson RLockReactive";
     static final String REDISSON_FAIR = "Redisson fair RLockReactive";
     static final String SPRING_SPIN = "Spring RedisLockRegistry SPIN_LOCK";
@@ -45,21 +45,20 @@ final class Contenders {
     static final String RAW = "raw floor (SET NX PX + EVALSHA del)";
 
     /** Short ids for -Dbench.contenders, in the order of the tables. */
-    static final Map<String, String> IDS = Map.of("ours", OURS, "ours-fair", OURS_FAIR, "ours-poll", OURS_POLL,
+    static final Map<String, String> IDS = Map.of("ours", OURS, "ours-fair", OURS_FAIR,
             "redisson", REDISSON, "redisson-fair", REDISSON_FAIR, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW);
 
     /** What {@code -Dbench.contenders=all} runs, in this order. */
-    static final List<String> ORDER = List.of("ours", "ours-fair", "ours-poll", "redisson", "redisson-fair", "spring-spin",
+    static final List<String> ORDER = List.of("ours", "ours-fair", "redisson", "redisson-fair", "spring-spin",
             "spring-pubsub", "raw");
 
     private Contenders() {}
 
     static Contender create(String id, RedisURI uri) {
         return switch (id) {
-            case "ours" -> new Contender(OURS, false, () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.defaults())));
+            case "ours" -> new Contender(OURS, false, () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.defaults()), false));
             case "ours-fair" -> new Contender(OURS_FAIR, false,
-                    () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.builder().fair(true).build())));
-            case "ours-poll" -> new Contender(OURS_POLL, false, () -> new OursPolling(uri));
+                    () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.defaults()), true));
             case "redisson" -> new Contender(REDISSON, false, () -> new RedissonLock(uri, false));
             case "redisson-fair" -> new Contender(REDISSON_FAIR, false, () -> new RedissonLock(uri, true));
             case "spring-spin" -> new Contender(SPRING_SPIN, true, () -> new SpringLock(uri, RedisLockType.SPIN_LOCK));
@@ -76,13 +75,15 @@ final class Contenders {
         return Redisson.create(config);
     }
 
-    /** This library (default options unless fair), owning its client and connections. */
-    static class Ours implements Contender.Instance {
-        private final ReactiveRedisLock lock;
+    /** This library with the default options, its client's lock or fair lock; each instance its own client. */
+    static final class Ours implements Contender.Instance {
+        private final ReactiveRedisLock client;
+        private final ReactiveLock lock;
         private final Duration ttl = Duration.ofMillis(Contender.TTL_MILLIS);
 
-        Ours(ReactiveRedisLock lock) {
-            this.lock = lock;
+        Ours(ReactiveRedisLock client, boolean fair) {
+            this.client = client;
+            this.lock = fair ? client.fair() : client;
         }
 
         @Override
@@ -92,30 +93,7 @@ final class Contenders {
 
         @Override
         public void close() {
-            lock.close();
-        }
-    }
-
-    /**
-     * This library made from a plain connection: no release notices and no hand-off, so waiters
-     * poll with the default backoff. Shows what notices and hand-off are worth.
-     */
-    static final class OursPolling extends Ours {
-        private final RedisClient client;
-
-        OursPolling(RedisURI uri) {
-            this(RedisClient.create(uri));
-        }
-
-        private OursPolling(RedisClient client) {
-            super(ReactiveRedisLock.create(client.connect(StringCodec.UTF8), LockOptions.defaults()));
-            this.client = client;
-        }
-
-        @Override
-        public void close() {
-            super.close();
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(5)); // also closes the connection
+            client.close();
         }
     }
 

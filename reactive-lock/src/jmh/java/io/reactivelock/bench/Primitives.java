@@ -2,9 +2,9 @@ package io.reactivelock.bench;
 
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisMultiLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,9 +42,9 @@ final class Primitives {
         }
         boolean ours = id.equals("ours");
         return switch (scenario.workload) {
-            case PERMITS -> ours ? "reactive-lock ReactiveRedisSemaphore" : "Redisson RPermitExpirableSemaphoreReactive";
-            case READ, WRITE, READ_WRITE -> ours ? "reactive-lock ReactiveRedisReadWriteLock" : "Redisson RReadWriteLockReactive";
-            case LOCKS, LOCKS_SORTED -> ours ? "reactive-lock ReactiveRedisMultiLock" : "Redisson RedissonMultiLock (reactive)";
+            case PERMITS -> ours ? "reactive-lock semaphore(capacity)" : "Redisson RPermitExpirableSemaphoreReactive";
+            case READ, WRITE, READ_WRITE -> ours ? "reactive-lock readWriteLock()" : "Redisson RReadWriteLockReactive";
+            case LOCKS, LOCKS_SORTED -> ours ? "reactive-lock multiLock()" : "Redisson RedissonMultiLock (reactive)";
             case LOCK -> throw new IllegalArgumentException("not a primitive: " + scenario);
         };
     }
@@ -76,31 +76,33 @@ final class Primitives {
         };
     }
 
-    /** {@code withPermits(name, capacity, 1, 30 s, body)}: the capacity is given at each call, nothing to set up. */
+    /** {@code semaphore(capacity).withPermit(name, 30 s, body)}: a view per call, nothing to set up. */
     static final class OursSemaphore implements Contender.Instance {
-        private final ReactiveRedisSemaphore semaphore;
+        private final ReactiveRedisLock client;
 
         OursSemaphore(RedisURI uri) {
-            semaphore = ReactiveRedisSemaphore.create(uri, LockOptions.defaults());
+            client = ReactiveRedisLock.create(uri, LockOptions.defaults());
         }
 
         @Override
         public Mono<Void> run(Workload.Acquisition what, Mono<Void> body) {
-            return semaphore.withPermits(what.name(), what.capacity(), 1, TTL, body);
+            return client.semaphore(what.capacity()).withPermit(what.name(), TTL, body);
         }
 
         @Override
         public void close() {
-            semaphore.close();
+            client.close();
         }
     }
 
     /** {@code withReadLock} or {@code withWriteLock(name, 30 s, body)}. */
     static final class OursReadWrite implements Contender.Instance {
-        private final ReactiveRedisReadWriteLock lock;
+        private final ReactiveRedisLock client;
+        private final ReactiveReadWriteLock lock;
 
         OursReadWrite(RedisURI uri) {
-            lock = ReactiveRedisReadWriteLock.create(uri, LockOptions.defaults());
+            client = ReactiveRedisLock.create(uri, LockOptions.defaults());
+            lock = client.readWriteLock();
         }
 
         @Override
@@ -112,16 +114,18 @@ final class Primitives {
 
         @Override
         public void close() {
-            lock.close();
+            client.close();
         }
     }
 
     /** {@code withLocks(names, 30 s, body)}, the names in the order drawn (which does not matter to it). */
     static final class OursMulti implements Contender.Instance {
-        private final ReactiveRedisMultiLock locks;
+        private final ReactiveRedisLock client;
+        private final ReactiveMultiLock locks;
 
         OursMulti(RedisURI uri) {
-            locks = ReactiveRedisMultiLock.create(uri, LockOptions.defaults());
+            client = ReactiveRedisLock.create(uri, LockOptions.defaults());
+            locks = client.multiLock();
         }
 
         @Override
@@ -131,7 +135,7 @@ final class Primitives {
 
         @Override
         public void close() {
-            locks.close();
+            client.close();
         }
     }
 

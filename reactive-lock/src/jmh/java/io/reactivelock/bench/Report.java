@@ -14,6 +14,9 @@ final class Report {
     int baselineThreads;
     Map<String, CellResult> cells;
     List<Map<String, String>> scale;
+    /** The memory cell, by contender: bytes and keys per held lock; null when it did not run. */
+    Map<String, double[]> memory;
+    int memoryNames;
     Map<String, double[]> baseline;
     double seconds;
     final String loadAtStart = loadAverage();
@@ -43,11 +46,25 @@ final class Report {
         if (scale != null) {
             scaleTable(md);
         }
+        if (memory != null) {
+            memoryTable(md);
+        }
         targets(md);
         if (baseline != null) {
             beforeAfter(md);
         }
         return md.toString();
+    }
+
+    /** Redis bytes per held lock, from {@code used_memory} on an emptied server, per contender. */
+    private void memoryTable(StringBuilder md) {
+        md.append(String.format(Locale.ROOT, "%n### Redis memory per held lock (%,d locks held, `INFO memory` used_memory delta)%n%n",
+                memoryNames));
+        md.append("No timing: the figures do not depend on the load. Waiters, fair waiters and released names: "
+                + "`scale.RedisMemoryPerLockTest`.\n\n");
+        md.append("| contender | bytes per held lock (used_memory) | keys per held lock | bytes of one lock's keys (MEMORY USAGE) |\n"
+                + "|---|---:|---:|---:|\n");
+        memory.forEach((contender, m) -> md.append(String.format(Locale.ROOT, "| %s | %.0f | %.1f | %.0f |%n", contender, m[0], m[1], m[2])));
     }
 
     /** When and where, in one line, for the chart. */
@@ -89,8 +106,8 @@ final class Report {
                 .append(baselineThreads).append(" before any contender: JVM + harness)\n");
         md.append(String.format(Locale.ROOT, "- run time: %.0f s; load average at start %s, at end %s"
                 + " (other processes on this machine count: read small differences as noise)%n", seconds, loadAtStart, loadAverage()));
-        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())` (fair:"
-                + " `LockOptions.builder().fair(true)`; backoff only: made from a plain connection, no release notices);"
+        md.append("- contenders: **reactive-lock** `ReactiveRedisLock.create(uri, LockOptions.defaults())` (fair: its"
+                + " `fair()`);"
                 + " **Redisson** `Redisson.create(config).reactive().getLock(name)` (fair: `getFairLock(name)`), default single-server config,"
                 + " `lock(threadId)`/`unlock(threadId)` with a random thread id per acquisition (watchdog mode);"
                 + " **Spring** `RedisLockRegistry` on a `LettuceConnectionFactory` (defaults), blocking, on platform threads;"
@@ -118,7 +135,7 @@ final class Report {
     /** What the primitives' cells compare, once before their tables. */
     private static void primitivesIntro(StringBuilder md) {
         md.append("## Primitives: semaphore, read-write lock, multi-lock\n\n");
-        md.append("reactive-lock's `ReactiveRedisSemaphore`, `ReactiveRedisReadWriteLock` and `ReactiveRedisMultiLock`"
+        md.append("reactive-lock's `semaphore(capacity)`, `readWriteLock()` and `multiLock()`"
                 + " (default options) against Redisson's `RPermitExpirableSemaphoreReactive`, `RReadWriteLockReactive`"
                 + " and its reactive multi-lock (`RedissonReactiveClient.getMultiLock(RLockReactive...)`, a"
                 + " `RedissonMultiLock`); the other contenders have no such primitives. One instance shared by the"

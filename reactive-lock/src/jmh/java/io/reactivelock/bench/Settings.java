@@ -16,6 +16,8 @@ final class Settings {
     final List<String> contenders;
     final int scaleWaiters;
     final int scaleNames;
+    /** Locks held at once in the memory cell; 0 skips it. */
+    final int memoryNames;
     final long scaleTimeoutSeconds;
     final String scaleJvmArgs;
     final String forkJvmArgs;
@@ -48,6 +50,7 @@ final class Settings {
         }
         scaleWaiters = Integer.parseInt(prop("bench.scale.waiters", "100000"));
         scaleNames = Integer.parseInt(prop("bench.scale.names", "1000"));
+        memoryNames = Integer.parseInt(prop("bench.memory.names", "10000"));
         scaleTimeoutSeconds = Long.parseLong(prop("bench.scale.timeout", "150"));
         scaleJvmArgs = prop("bench.scale.jvmArgs", "-Xmx256m");
         forkJvmArgs = prop("bench.fork.jvmArgs", "-Xms256m -Xmx256m");

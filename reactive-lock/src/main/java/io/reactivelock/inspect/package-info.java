@@ -1,6 +1,6 @@
 /**
- * Read-only inspection of the locks in Redis, for operators: {@link io.reactivelock.inspect.LockInspector}
- * lists the names held under a key prefix (as locks, semaphores or read-write locks) and shows one
+ * Read-only inspection of the locks in a store, for operators: {@link io.reactivelock.inspect.LockInspector}
+ * (from a client's {@code inspector()}) lists the names held under its key prefix (as locks, semaphores or read-write locks) and shows one
  * name's lock holder, lease, fencing token and fair line, its semaphore's holders and its read-write
  * lock's writer, readers and waiting writers, with an explicitly enabled administrative
  * force-release.

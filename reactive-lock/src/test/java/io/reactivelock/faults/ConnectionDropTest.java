@@ -8,7 +8,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import io.reactivelock.support.WithRedis;

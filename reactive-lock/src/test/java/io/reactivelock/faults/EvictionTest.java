@@ -10,7 +10,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

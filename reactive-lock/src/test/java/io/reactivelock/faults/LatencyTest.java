@@ -10,7 +10,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;

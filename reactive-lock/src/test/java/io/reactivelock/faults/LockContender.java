@@ -8,7 +8,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.BlockHoundActiveTest;
 import io.reactivelock.support.CriticalSectionHistory;
 import java.time.Duration;

@@ -9,7 +9,8 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.MultiLockLease;
-import io.reactivelock.ReactiveRedisMultiLock;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -37,17 +38,19 @@ class MultiLockFaultsTest {
     private static final List<String> NAMES = List.of("a", "b", "c");
 
     private RedisServer redis;
-    private ReactiveRedisMultiLock lock;
+    private ReactiveRedisLock client;
+    private ReactiveMultiLock lock;
 
     @BeforeEach
     void setUp(RedisServer redis) {
         this.redis = redis;
-        lock = ReactiveRedisMultiLock.create(redis.uri(), LockOptions.builder().acquireTimeout(Duration.ofSeconds(10)).build());
+        client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().acquireTimeout(Duration.ofSeconds(10)).build());
+        lock = client.multiLock();
     }
 
     @AfterEach
     void tearDown() {
-        lock.close();
+        client.close();
     }
 
     private boolean allHeld() {
@@ -111,9 +114,10 @@ class MultiLockFaultsTest {
     @Test
     void aScriptFlushWhileHeldIsSurvivedByRenewalReleaseAndTheWaiter() throws Exception {
         // Renewals every 100 ms of a 30 s lease: one follows the flush at once, and a stall cannot cost the lease.
-        ReactiveRedisMultiLock renewing = ReactiveRedisMultiLock.create(redis.uri(), LockOptions.builder()
+        ReactiveRedisLock renewingClient = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .renewalInterval(Duration.ofMillis(100)).build());
         try {
+            ReactiveMultiLock renewing = renewingClient.multiLock();
             Sinks.Empty<Void> finish = Sinks.empty();
             AtomicReference<MultiLockLease> held = new AtomicReference<>();
             CompletableFuture<String> holder = renewing.withLocks(NAMES, Duration.ofSeconds(30), lease -> {
@@ -136,7 +140,7 @@ class MultiLockFaultsTest {
             await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5))
                     .until(() -> List.of("a", "b", "c", "d").stream().noneMatch(name -> exists(redis, "lock:{" + name + "}")));
         } finally {
-            renewing.close();
+            renewingClient.close();
         }
     }
 }

@@ -12,11 +12,10 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
-import io.reactivelock.internal.LockScripts;
-import io.reactivelock.internal.LuaScript;
-import io.reactivelock.internal.PrimitiveScripts;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.redis.RedisInternals;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.FencedResource;
 import io.reactivelock.support.RedisServer;
@@ -48,15 +47,15 @@ class PrimitiveFaultsTest {
 
     /** Who holds the name {@code a}, and who conflicts with it. */
     enum Kind {
-        SEMAPHORE("lock:{a}:permits", PrimitiveScripts.LEASE_RENEW, "its permits expired"),
-        READER("lock:{a}:rw:readers", PrimitiveScripts.LEASE_RENEW, "its read lease expired or was taken"),
-        WRITER("lock:{a}:rw:writer", LockScripts.RENEW, "its write lease expired or was taken");
+        SEMAPHORE("lock:{a}:permits", RedisInternals.LEASE_RENEW, "its permits expired"),
+        READER("lock:{a}:rw:readers", RedisInternals.LEASE_RENEW, "its read lease expired or was taken"),
+        WRITER("lock:{a}:rw:writer", RedisInternals.RENEW, "its write lease expired or was taken");
 
         final String key;
-        final LuaScript renew;
+        final RedisInternals.Script renew;
         final String lostAtRenewal;
 
-        Kind(String key, LuaScript renew, String lostAtRenewal) {
+        Kind(String key, RedisInternals.Script renew, String lostAtRenewal) {
             this.key = key;
             this.renew = renew;
             this.lostAtRenewal = lostAtRenewal;
@@ -64,8 +63,9 @@ class PrimitiveFaultsTest {
     }
 
     private final RedisServer redis;
-    private ReactiveRedisSemaphore semaphore;
-    private ReactiveRedisReadWriteLock readWrite;
+    private ReactiveRedisLock client;
+    private ReactiveSemaphore semaphore;
+    private ReactiveReadWriteLock readWrite;
 
     PrimitiveFaultsTest(RedisServer redis) {
         this.redis = redis;
@@ -74,23 +74,21 @@ class PrimitiveFaultsTest {
     @AfterEach
     void close() {
         redis.resume();
-        if (semaphore != null) {
-            semaphore.close();
-        }
-        if (readWrite != null) {
-            readWrite.close();
+        if (client != null) {
+            client.close();
         }
     }
 
     private void create(LockOptions options) {
-        semaphore = ReactiveRedisSemaphore.create(redis.uri(), options);
-        readWrite = ReactiveRedisReadWriteLock.create(redis.uri(), options);
+        client = ReactiveRedisLock.create(redis.uri(), options);
+        semaphore = client.semaphore(1);
+        readWrite = client.readWriteLock();
     }
 
     /** Holds {@code a} as {@code kind}. */
     private <T> Mono<T> hold(Kind kind, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
         return switch (kind) {
-            case SEMAPHORE -> semaphore.withPermits("a", 1, 1, ttl, body);
+            case SEMAPHORE -> semaphore.withPermits("a", 1, ttl, body);
             case READER -> readWrite.withReadLock("a", ttl, body);
             case WRITER -> readWrite.withWriteLock("a", ttl, body);
         };
@@ -99,7 +97,7 @@ class PrimitiveFaultsTest {
     /** Asks for {@code a} in a way {@code kind}'s holder keeps waiting: another permit, a writer, a reader. */
     private <T> Mono<T> conflicting(Kind kind, Duration ttl, Mono<T> body) {
         return switch (kind) {
-            case SEMAPHORE -> semaphore.withPermits("a", 1, 1, ttl, body);
+            case SEMAPHORE -> semaphore.withPermits("a", 1, ttl, body);
             case READER -> readWrite.withWriteLock("a", ttl, body);
             case WRITER -> readWrite.withReadLock("a", ttl, body);
         };

@@ -9,7 +9,7 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.FencedResource;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -73,8 +73,10 @@ class RedisRestartTest {
         assertThat(error).isInstanceOf(LockLostException.class).hasMessageContaining("'a'")
                 .as("found by a renewal on the restarted server").hasMessageContaining("it expired or another holder took it");
         assertThat(error.getSuppressed()).as("the release adds nothing to the error").isEmpty();
+        // Found by the first renewal after the reconnect (a renewal interval into a 3 s lease), so
+        // the caller is told before the lease runs out, as the README says, not at its end.
         assertThat(failedAt.get()).as("when the caller was told, against the end of the lease")
-                .isLessThanOrEqualTo(held.get().validUntilNanos() + TOLD_LATE.toNanos());
+                .isLessThan(held.get().validUntilNanos());
         report("fault 1 restart", "kill+restart -> LockLostException after "
                 + Duration.ofNanos(failedAt.get() - faultAt).toMillis() + " ms, "
                 + Duration.ofNanos(held.get().validUntilNanos() - failedAt.get()).toMillis() + " ms before the lease ran out (TTL "

@@ -5,8 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.internal.LockScripts;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.redis.RedisInternals;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -32,9 +33,10 @@ class ScriptFlushTest {
     @ValueSource(booleans = {false, true})
     void aScriptFlushWhileHeldIsSurvivedByRenewalReleaseAndTheWaiter(boolean fair, RedisServer redis) throws Exception {
         // Renewals every 100 ms of a 30 s lease: one follows the flush at once, and a stall cannot cost the lease.
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(fair)
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .renewalInterval(Duration.ofMillis(100)).build());
         try {
+            ReactiveLock lock = fair ? client.fair() : client;
             Sinks.Empty<Void> finish = Sinks.empty();
             CompletableFuture<String> holder = lock.withLock("a", TTL,
                     finish.asMono().thenReturn("holder")).toFuture();
@@ -44,7 +46,7 @@ class ScriptFlushTest {
             redis.call("SCRIPT", "FLUSH");
             // A renewal after the flush reloaded the script: the holder is still inside and still holds.
             await().pollInterval(Duration.ofMillis(5)).until(() ->
-                    redis.call("SCRIPT", "EXISTS", LockScripts.RENEW.sha()).equals("1"));
+                    redis.call("SCRIPT", "EXISTS", RedisInternals.RENEW.sha()).equals("1"));
             assertThat(holder).isNotDone();
             finish.tryEmitEmpty();
 
@@ -52,7 +54,7 @@ class ScriptFlushTest {
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isEqualTo("waiter");
             await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5)).until(() -> !exists(redis, "lock:{a}"));
         } finally {
-            lock.close();
+            client.close();
         }
     }
 }

@@ -9,7 +9,8 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.redis.RedisInternals;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import java.util.HashSet;
@@ -24,8 +25,8 @@ import reactor.core.publisher.Sinks;
 
 /**
  * {@link LockInspectorContract} on a three-master Redis Cluster: listing scans every master. The
- * semaphores and read-write locks of the contract are made from a client of the master that serves
- * their name's slot, where all their keys live.
+ * semaphores and read-write locks of the contract are the Cluster client's own: every key of a name
+ * lives in the name's slot.
  */
 class ClusterLockInspectorTest extends LockInspectorContract {
 
@@ -61,26 +62,8 @@ class ClusterLockInspectorTest extends LockInspectorContract {
     }
 
     @Override
-    LockInspector newInspector(InspectorOptions options) {
-        return LockInspector.create(client, options);
-    }
-
-    @Override
-    Crashable crashableLock(LockOptions options) {
-        StatefulRedisClusterConnection<String, String> own = client.connect(StringCodec.UTF8);
-        return new Crashable(closedAfterTheTest(ReactiveRedisLock.create(own, options)), own::close);
-    }
-
-    @Override
     RedisClusterAsyncCommands<String, String> redis() {
         return connection.async();
-    }
-
-    @Override
-    RedisClient clientFor(String name) {
-        RedisClient own = RedisClient.create(cluster.owner(cluster.slot(KEYS.lockKey(name))).uri());
-        closedAfterTheTest(own::shutdown);
-        return own;
     }
 
     @Test

@@ -6,9 +6,10 @@ import static org.awaitility.Awaitility.await;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.io.IOException;
@@ -29,7 +30,7 @@ import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
 /**
- * The inspector works for a Redis user with only the read commands of the README's inspector ACL
+ * The inspector works for a Redis user with only the read commands of the inspector ACL of docs/security.md
  * line ({@link #READ_RULES}): listing, a held lock and a fair line, a semaphore's holders and a
  * read-write lock's readers and waiting writer are read without any refusal ({@code ACL LOG} stays
  * empty), and that user cannot force-release. The admin line adds {@code eval} and {@code del} for
@@ -38,7 +39,7 @@ import reactor.test.StepVerifier;
 @WithRedis
 class InspectorLeastPrivilegeTest {
 
-    /** Quoted by the README's Security section. */
+    /** Quoted by docs/security.md. */
     static final String READ_RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications"
             + " +scan +get +pttl +lrange +llen +zcard +hmget +zcount +zrangebyscore +time ~lock:*";
     static final String ADMIN_RULES = READ_RULES + " +eval +del";
@@ -50,42 +51,43 @@ class InspectorLeastPrivilegeTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
 
     private RedisServer redis;
-    private ReactiveRedisLock lock;
-    private ReactiveRedisSemaphore semaphore;
-    private ReactiveRedisReadWriteLock readWriteLock;
-    private final List<LockInspector> inspectors = new ArrayList<>();
+    private ReactiveRedisLock client;
+    private ReactiveLock lock;
+    private ReactiveSemaphore semaphore;
+    private ReactiveReadWriteLock readWriteLock;
+    private final List<ReactiveRedisLock> inspectingClients = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @BeforeEach
     void setUp(RedisServer redis) {
         this.redis = redis;
         // The locks are taken by another, unrestricted client: only the inspector is restricted here.
-        lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().fair(true).acquireTimeout(WAIT).build());
-        semaphore = ReactiveRedisSemaphore.create(redis.uri());
-        readWriteLock = ReactiveRedisReadWriteLock.create(redis.uri(), LockOptions.builder().acquireTimeout(WAIT).build());
+        client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().acquireTimeout(WAIT).build());
+        lock = client.fair();
+        semaphore = client.semaphore(2);
+        readWriteLock = client.readWriteLock();
         redis.call("ACL", "LOG", "RESET");
     }
 
     @AfterEach
     void tearDown() {
         subscriptions.forEach(Disposable::dispose);
-        inspectors.forEach(LockInspector::close);
-        lock.close();
-        semaphore.close();
-        readWriteLock.close();
+        inspectingClients.forEach(ReactiveRedisLock::close);
+        client.close();
     }
 
-    private LockInspector inspectorAs(String user, String rules, InspectorOptions options) {
+    /** The inspector, with force-release enabled, of a client that connects as {@code user} with {@code rules}. */
+    private LockInspector inspectorAs(String user, String rules) {
         createUser(user, new ArrayList<>(List.of(rules.split(" "))));
         RedisURI uri = RedisURI.builder(redis.uri()).withAuthentication(user, (user + "-password").toCharArray()).build();
-        LockInspector inspector = LockInspector.create(uri, options);
-        inspectors.add(inspector);
-        return inspector;
+        ReactiveRedisLock inspecting = ReactiveRedisLock.create(uri);
+        inspectingClients.add(inspecting);
+        return inspecting.inspector().withForceReleaseEnabled();
     }
 
     /**
      * Creates {@code user} with {@code rules}, less the subcommands this server does not know, as the
-     * README advises ({@code client|setinfo} and {@code client|maint_notifications} are newer than
+     * docs/security.md advises ({@code client|setinfo} and {@code client|maint_notifications} are newer than
      * Redis 7.0, which refuses a rule that names them).
      */
     private void createUser(String user, List<String> rules) {
@@ -117,7 +119,7 @@ class InspectorLeastPrivilegeTest {
 
     /** A semaphore holder of {@code name}, and a reader of it with a writer waiting. */
     private void holdPermitsAndReadWithAWriterWaiting(String name) {
-        subscriptions.add(semaphore.withPermits(name, 2, 1, TTL, Mono.never()).subscribe());
+        subscriptions.add(semaphore.withPermits(name, 1, TTL, Mono.never()).subscribe());
         subscriptions.add(readWriteLock.withReadLock(name, TTL, Mono.never()).subscribe());
         await().atMost(WAIT).until(() -> "1".equals(redis.call("ZCARD", "lock:{" + name + "}:permits"))
                 && "1".equals(redis.call("ZCARD", "lock:{" + name + "}:rw:readers")));
@@ -129,7 +131,7 @@ class InspectorLeastPrivilegeTest {
     void theReadOnlyUserListsAndInspectsWithoutAnyRefusalAndCannotForceRelease() {
         String holder = holdWithAWaiter("order:42");
         holdPermitsAndReadWithAWriterWaiting("exports");
-        LockInspector inspector = inspectorAs("lock-inspector", READ_RULES, InspectorOptions.defaults().withForceReleaseEnabled());
+        LockInspector inspector = inspectorAs("lock-inspector", READ_RULES);
 
         assertThat(inspector.names().collectList().block(WAIT)).containsExactlyInAnyOrder("order:42", "exports");
         LockState state = inspector.inspect("order:42").block(WAIT);
@@ -151,16 +153,16 @@ class InspectorLeastPrivilegeTest {
     @Test
     void theAdminUserForceReleasesWithoutAnyRefusal() {
         String holder = holdWithAWaiter("stuck");
-        LockInspector admin = inspectorAs("lock-admin", ADMIN_RULES, InspectorOptions.defaults().withForceReleaseEnabled());
+        LockInspector admin = inspectorAs("lock-admin", ADMIN_RULES);
 
         assertThat(admin.forceRelease("stuck", holder).block(WAIT)).isTrue();
         assertThat(redis.callList("ACL", "LOG")).isEmpty();
     }
 
     @Test
-    void theReadmeShowsBothInspectorAclLines() throws IOException {
-        String readme = Files.readString(Path.of("..", "README.md"));
-        assertThat(readme).contains("ACL SETUSER lock-inspector on >password " + READ_RULES + "\n")
+    void theSecurityPageShowsBothInspectorAclLines() throws IOException {
+        String page = Files.readString(Path.of("..", "docs", "security.md"));
+        assertThat(page).contains("ACL SETUSER lock-inspector on >password " + READ_RULES + "\n")
                 .contains("ACL SETUSER lock-admin on >password " + ADMIN_RULES + "\n");
     }
 }

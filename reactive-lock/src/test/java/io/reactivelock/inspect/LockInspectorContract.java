@@ -12,10 +12,11 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
-import io.reactivelock.internal.LockKeys;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.redis.RedisInternals;
 import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,9 +40,8 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * What a {@link LockInspector} shows of locks taken by {@link ReactiveRedisLock}, and of the
- * semaphores and read-write locks of {@link ReactiveRedisSemaphore} and
- * {@link ReactiveRedisReadWriteLock}, on a real Redis: standalone ({@link LockInspectorTest}),
+ * What a {@link LockInspector} shows of the locks, semaphores and read-write locks of
+ * {@link ReactiveRedisLock} clients, on a real Redis: standalone ({@link LockInspectorTest}),
  * through Sentinel ({@link SentinelLockInspectorTest}) and Cluster ({@link ClusterLockInspectorTest}).
  */
 abstract class LockInspectorContract {
@@ -49,36 +49,35 @@ abstract class LockInspectorContract {
     static final Duration TTL = Duration.ofSeconds(30);
     static final Duration WAIT = Duration.ofSeconds(30);
     static final Duration POLL = Duration.ofMillis(20);
-    static final LockKeys KEYS = new LockKeys(LockOptions.DEFAULT_KEY_PREFIX);
 
     private final List<Disposable> subscriptions = new ArrayList<>();
     private final List<AutoCloseable> resources = new ArrayList<>();
 
-    /** A lock with release notices, closed after the test. */
+    /** A client (the lock, and the source of the other primitives), closed after the test. */
     abstract ReactiveRedisLock lock(LockOptions options);
 
-    /** An inspector of the same Redis. */
-    abstract LockInspector newInspector(InspectorOptions options);
+    /** The client whose inspector a test reads through; by default one more {@link #lock}. */
+    ReactiveRedisLock inspectingClient(LockOptions options) {
+        return lock(options);
+    }
 
-    /** A lock on a connection of its own, and what cuts that connection as a crash of its process would. */
-    abstract Crashable crashableLock(LockOptions options);
+    /** A client of its own, and what cuts its connections as a crash of its process would: no renewal, no release. */
+    Crashable crashableLock(LockOptions options) {
+        ReactiveRedisLock lock = lock(options);
+        return new Crashable(lock, lock::close);
+    }
 
     /** Commands for the test's own writes and checks. */
     abstract RedisClusterAsyncCommands<String, String> redis();
 
-    /**
-     * A client, closed after the test, of the server that holds the keys of {@code name}, for a
-     * semaphore or a read-write lock (which are made from a standalone or Sentinel client): on a
-     * Cluster, one of the master that serves the name's hash slot.
-     */
-    abstract RedisClient clientFor(String name);
-
-    ReactiveRedisSemaphore semaphore(String name, LockOptions options) {
-        return closedAfterTheTest(ReactiveRedisSemaphore.create(clientFor(name), options));
+    /** A semaphore of {@code capacity} permits per name, on a client of its own closed after the test. */
+    ReactiveSemaphore semaphore(int capacity, LockOptions options) {
+        return lock(options).semaphore(capacity);
     }
 
-    ReactiveRedisReadWriteLock readWriteLock(String name, LockOptions options) {
-        return closedAfterTheTest(ReactiveRedisReadWriteLock.create(clientFor(name), options));
+    /** A read-write lock on a client of its own closed after the test. */
+    ReactiveReadWriteLock readWriteLock(LockOptions options) {
+        return lock(options).readWriteLock();
     }
 
     record Crashable(ReactiveRedisLock lock, Runnable crash) {}
@@ -96,16 +95,16 @@ abstract class LockInspectorContract {
         return resource;
     }
 
-    LockInspector inspector(InspectorOptions options) {
-        return closedAfterTheTest(newInspector(options));
+    LockInspector inspector(LockOptions options) {
+        return inspectingClient(options).inspector();
     }
 
     LockInspector inspector() {
-        return inspector(InspectorOptions.defaults());
+        return inspector(LockOptions.defaults());
     }
 
     /** Holds {@code name} until {@code release} completes; returns the lease once held. */
-    LockLease hold(ReactiveRedisLock lock, String name, Sinks.Empty<Void> release) {
+    LockLease hold(ReactiveLock lock, String name, Sinks.Empty<Void> release) {
         return hold("lock " + name, body -> lock.withLock(name, TTL, body), release);
     }
 
@@ -163,8 +162,8 @@ abstract class LockInspectorContract {
 
     @Test
     void aFairLineOfThreeWaitersIsShownInArrivalOrderWithTheirLeasesAndTheyGetTheLockInThatOrder() {
-        LockOptions fair = LockOptions.builder().fair(true).acquireTimeout(WAIT).build();
-        ReactiveRedisLock lock = lock(fair);
+        LockOptions fair = LockOptions.builder().acquireTimeout(WAIT).build();
+        ReactiveLock lock = lock(fair).fair();
         LockInspector inspector = inspector();
         Sinks.Empty<Void> release = Sinks.empty();
         LockLease holder = hold(lock, "line", release);
@@ -251,15 +250,15 @@ abstract class LockInspectorContract {
         // held both as a lock and as a semaphore, listed once.
         String permitsLike = "}:permits";
         String readersLike = "a}:rw:readers";
-        hold("semaphore " + permitsLike, body -> semaphore(permitsLike, LockOptions.defaults())
-                .withPermits(permitsLike, 2, 1, TTL, body), release);
-        hold("read lock " + readersLike, body -> readWriteLock(readersLike, LockOptions.defaults())
+        hold("semaphore " + permitsLike, body -> semaphore(2, LockOptions.defaults())
+                .withPermits(permitsLike, 1, TTL, body), release);
+        hold("read lock " + readersLike, body -> readWriteLock(LockOptions.defaults())
                 .withReadLock(readersLike, TTL, body), release);
-        hold("semaphore a{b}c", body -> semaphore("a{b}c", LockOptions.defaults()).withPermits("a{b}c", 2, 1, TTL, body), release);
+        hold("semaphore a{b}c", body -> semaphore(2, LockOptions.defaults()).withPermits("a{b}c", 1, TTL, body), release);
         // Keys under the prefix that no held name gives: a stray escape, a name's other keys, unknown
         // suffixes, a read-write lock with only a writer waiting.
         join(redis().set("lock:{%41}", "x"), redis().set("lock:{a}b}", "x"), redis().set("lock:{}", "x"),
-                redis().set(LockKeys.fenceKey(KEYS.lockKey("fenced")), "1"), redis().set("other:{a}", "x"),
+                redis().set(RedisInternals.fenceKey(RedisInternals.lockKey("fenced")), "1"), redis().set("other:{a}", "x"),
                 redis().zadd("lock:{%41}:permits", 1, "1:t"), redis().zadd("lock:{}:rw:readers", 1, "t"),
                 redis().zadd("lock:{s}:sleepers", 1, "t"), redis().zadd("lock:{w}:waiters", 1, "t"),
                 redis().zadd("lock:{q}:rw:writers-waiting", 1, "t"), redis().set("lock:{p}:permits:x", "x"),
@@ -286,9 +285,9 @@ abstract class LockInspectorContract {
         List<String> names = IntStream.range(0, 10_000).mapToObj(i -> "bulk:" + i).toList();
         // Lock and fencing keys as the lock writes them (the fencing keys must not be listed).
         join(names.stream().flatMap(name -> {
-            String key = KEYS.lockKey(name);
+            String key = RedisInternals.lockKey(name);
             return Stream.of(redis().set(key, "token-" + name, SetArgs.Builder.px(TTL.toMillis())),
-                    redis().set(LockKeys.fenceKey(key), "1", SetArgs.Builder.px(TTL.toMillis())));
+                    redis().set(RedisInternals.fenceKey(key), "1", SetArgs.Builder.px(TTL.toMillis())));
         }).toArray(RedisFuture<?>[]::new));
         LockInspector inspector = inspector();
 
@@ -309,12 +308,12 @@ abstract class LockInspectorContract {
 
     @Test
     void aSemaphoreShowsThePermitsOfItsHoldersAndIsListedWhileTheyHoldThemAndOnceReleasedIsNeither() {
-        ReactiveRedisSemaphore semaphore = semaphore("exports", LockOptions.defaults());
+        ReactiveSemaphore semaphore = semaphore(4, LockOptions.defaults());
         LockInspector inspector = inspector();
         Sinks.Empty<Void> releaseTwo = Sinks.empty();
         Sinks.Empty<Void> releaseOne = Sinks.empty();
-        LockLease two = hold("2 permits", body -> semaphore.withPermits("exports", 4, 2, TTL, body), releaseTwo);
-        LockLease one = hold("1 permit", body -> semaphore.withPermits("exports", 4, 1, TTL, body), releaseOne);
+        LockLease two = hold("2 permits", body -> semaphore.withPermits("exports", 2, TTL, body), releaseTwo);
+        LockLease one = hold("1 permit", body -> semaphore.withPermits("exports", 1, TTL, body), releaseOne);
 
         LockState state = inspector.inspect("exports").block(WAIT);
         assertThat(state.semaphore()).isNotNull();
@@ -332,7 +331,7 @@ abstract class LockInspectorContract {
 
         releaseTwo.tryEmitEmpty();
         releaseOne.tryEmitEmpty();
-        String permits = KEYS.lockKey("exports") + ":permits";
+        String permits = RedisInternals.lockKey("exports") + ":permits";
         await("both holders' permits given back").atMost(WAIT).pollInterval(POLL)
                 .until(() -> redis().exists(permits).get() == 0);
         LockState released = inspector.inspect("exports").block(WAIT);
@@ -343,7 +342,7 @@ abstract class LockInspectorContract {
 
     @Test
     void aReadWriteLockShowsItsReadersThenAWaitingWriterThenTheWriterWithItsLeaseAndFencingToken() {
-        ReactiveRedisReadWriteLock rw = readWriteLock("catalog", LockOptions.builder().acquireTimeout(WAIT).build());
+        ReactiveReadWriteLock rw = readWriteLock(LockOptions.builder().acquireTimeout(WAIT).build());
         LockInspector inspector = inspector();
         Sinks.Empty<Void> releaseReaders = Sinks.empty();
         hold("reader 1", body -> rw.withReadLock("catalog", TTL, body), releaseReaders);
@@ -361,7 +360,7 @@ abstract class LockInspectorContract {
             writer.set(lease);
             return releaseWriter.asMono();
         }).subscribe(value -> {}, error -> {}));
-        String rwKey = KEYS.lockKey("catalog") + ":rw";
+        String rwKey = RedisInternals.lockKey("catalog") + ":rw";
         await("the writer registered as waiting").atMost(WAIT).pollInterval(POLL)
                 .until(() -> redis().zcard(rwKey + ":writers-waiting").get() == 1);
         assertThat(inspector.inspect("catalog").block(WAIT).readWrite())
@@ -388,22 +387,19 @@ abstract class LockInspectorContract {
     void aSemaphoreHolderAndAReaderWhoseLeasesEndedAreNotCountedThoughRedisStillHasThem() throws Exception {
         String name = "pool";
         Duration shortTtl = Duration.ofMillis(800);
-        ReactiveRedisSemaphore live = semaphore(name, LockOptions.defaults());
-        ReactiveRedisSemaphore crashing = semaphore(name, LockOptions.defaults());
-        ReactiveRedisReadWriteLock liveRw = readWriteLock(name, LockOptions.defaults());
-        ReactiveRedisReadWriteLock crashingRw = readWriteLock(name, LockOptions.defaults());
+        ReactiveRedisLock live = lock(LockOptions.defaults());
+        ReactiveRedisLock crashing = lock(LockOptions.defaults());
         LockInspector inspector = inspector();
         Sinks.Empty<Void> never = Sinks.empty();
-        LockLease holder = hold("a live holder", body -> live.withPermits(name, 3, 1, TTL, body), never);
-        LockLease crashedHolder = hold("a holder about to crash", body -> crashing.withPermits(name, 3, 2, shortTtl, body), never);
-        hold("a live reader", body -> liveRw.withReadLock(name, TTL, body), never);
-        LockLease crashedReader = hold("a reader about to crash", body -> crashingRw.withReadLock(name, shortTtl, body), never);
+        LockLease holder = hold("a live holder", body -> live.semaphore(3).withPermits(name, 1, TTL, body), never);
+        LockLease crashedHolder = hold("a holder about to crash", body -> crashing.semaphore(3).withPermits(name, 2, shortTtl, body), never);
+        hold("a live reader", body -> live.readWriteLock().withReadLock(name, TTL, body), never);
+        LockLease crashedReader = hold("a reader about to crash", body -> crashing.readWriteLock().withReadLock(name, shortTtl, body), never);
 
-        // Their connections go, as with a crash of their process: no renewal, no release.
+        // Their client's connections go, as with a crash of their process: no renewal, no release.
         crashing.close();
-        crashingRw.close();
-        String permits = KEYS.lockKey(name) + ":permits";
-        String readers = KEYS.lockKey(name) + ":rw:readers";
+        String permits = RedisInternals.lockKey(name) + ":permits";
+        String readers = RedisInternals.lockKey(name) + ":rw:readers";
         await("both crashed leases to end by the server's clock").atMost(WAIT).pollInterval(POLL).until(() ->
                 serverMillis() > redis().zscore(permits, "2:" + crashedHolder.token()).get()
                         && serverMillis() > redis().zscore(readers, crashedReader.token()).get());
@@ -427,8 +423,8 @@ abstract class LockInspectorContract {
     void forceReleaseDeletesTheLockOnlyForTheHolderSeenAndTellsTheListenerAndTheHolder() {
         ReactiveRedisLock lock = lock(LockOptions.builder().acquireTimeout(WAIT).build());
         RecordingListener audit = new RecordingListener();
-        LockInspector admin = inspector(InspectorOptions.of(LockOptions.builder().listener(audit).build())
-                .withForceReleaseEnabled());
+        LockInspector admin = inspector(LockOptions.builder().listener(audit).build()).withForceReleaseEnabled();
+        assertThat(admin.forceReleaseEnabled()).isTrue();
         Sinks.Empty<Void> releaseFirst = Sinks.empty();
         LockLease first = hold(lock, "stuck", releaseFirst);
         String firstSeen = admin.inspect("stuck").block(WAIT).holder();
@@ -463,6 +459,7 @@ abstract class LockInspectorContract {
         ReactiveRedisLock lock = lock(LockOptions.defaults());
         LockLease lease = hold(lock, "kept", Sinks.empty());
         LockInspector inspector = inspector();
+        assertThat(inspector.forceReleaseEnabled()).isFalse();
 
         assertThatThrownBy(() -> inspector.forceRelease("kept", lease.token().substring(0, 8)))
                 .isInstanceOf(IllegalStateException.class)

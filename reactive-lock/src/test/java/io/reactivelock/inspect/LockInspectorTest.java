@@ -6,7 +6,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,23 +34,8 @@ class LockInspectorTest extends LockInspectorContract {
     }
 
     @Override
-    LockInspector newInspector(InspectorOptions options) {
-        return LockInspector.create(client, options);
-    }
-
-    @Override
-    Crashable crashableLock(LockOptions options) {
-        StatefulRedisConnection<String, String> own = client.connect(StringCodec.UTF8);
-        return new Crashable(closedAfterTheTest(ReactiveRedisLock.create(own, options)), own::close);
-    }
-
-    @Override
     RedisClusterAsyncCommands<String, String> redis() {
         return connection.async();
     }
 
-    @Override
-    RedisClient clientFor(String name) {
-        return client;
-    }
 }

@@ -9,7 +9,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisSentinelSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Sinks;
 
 /**
- * {@link LockInspectorContract} through Sentinel: an inspector made from a Sentinel
+ * {@link LockInspectorContract} through Sentinel: the inspector of a client made from a Sentinel
  * {@link io.lettuce.core.RedisURI} reads the master the Sentinels name.
  */
 class SentinelLockInspectorTest extends LockInspectorContract {
@@ -54,26 +54,15 @@ class SentinelLockInspectorTest extends LockInspectorContract {
         return closedAfterTheTest(ReactiveRedisLock.create(client, options));
     }
 
-    /** Made from the Sentinel URI, as a user would: the inspector owns the client it creates. */
+    /** Made from the Sentinel URI, as a user would: the client owns the Lettuce client it creates. */
     @Override
-    LockInspector newInspector(InspectorOptions options) {
-        return LockInspector.create(sentinels.uri(), options);
-    }
-
-    @Override
-    Crashable crashableLock(LockOptions options) {
-        StatefulRedisConnection<String, String> own = client.connect(StringCodec.UTF8);
-        return new Crashable(closedAfterTheTest(ReactiveRedisLock.create(own, options)), own::close);
+    ReactiveRedisLock inspectingClient(LockOptions options) {
+        return closedAfterTheTest(ReactiveRedisLock.create(sentinels.uri(), options));
     }
 
     @Override
     RedisClusterAsyncCommands<String, String> redis() {
         return connection.async();
-    }
-
-    @Override
-    RedisClient clientFor(String name) {
-        return client;
     }
 
     @Test

@@ -59,6 +59,26 @@ class CheckerTest {
                 .as("stuck, the JVM's timers stalled for 1.8 s of it").hasSize(1);
     }
 
+    @Test
+    void aBodyRunningPastItsLeaseIsAllowedGuarantee2sBoundNotTheSlack() {
+        // Lease 10.0 to 11.2 s; bodies cancelled (failed) 200 ms and 400 ms after it ended.
+        Op toldInTime = op("c0-1", "hot-0", 10_000 * MS, 10_000 * MS, 11_400 * MS, 11_400 * MS, "lost");
+        Op toldLate = op("c0-2", "hot-1", 10_000 * MS, 10_000 * MS, 11_600 * MS, 11_600 * MS, "lost");
+
+        assertThat(Checker.check(history(List.of(), List.of(), List.of(toldInTime))).of(Kind.HOLDER_NOT_TOLD))
+                .as("told 200 ms after the lease").isEmpty();
+        assertThat(Checker.check(history(List.of(), List.of(), List.of(toldLate))).of(Kind.HOLDER_NOT_TOLD))
+                .as("told 400 ms after the lease, within the 2 s slack").hasSize(1);
+    }
+
+    @Test
+    void aBodyEndingOkAfterItsLeaseIsAViolation() {
+        Op okAfter = op("c0-1", "hot-0", 10_000 * MS, 10_000 * MS, 11_250 * MS, 11_250 * MS, "ok");
+
+        assertThat(Checker.check(history(List.of(), List.of(), List.of(okAfter))).of(Kind.OK_AFTER_LEASE))
+                .as("ok 50 ms after its lease").hasSize(1);
+    }
+
     /** Two holders of {@code name} on different clients, the second entering while the first's lease is valid. */
     private static List<Op> overlapping(String name) {
         return List.of(op("c0-1", name, 10_000 * MS, 10_000 * MS, 10_800 * MS, 10_800 * MS, "ok"),

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import io.reactivelock.support.WithRedis;

@@ -18,7 +18,8 @@ import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisSentinelSet;
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
@@ -94,6 +95,8 @@ public final class NemesisClient {
     private final String client;
     /** The locks on the proxied Redis, then two (non-fair, fair) on the Sentinel-watched one. */
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
+    /** What each instance locks with: its client (even instances), or its client's fair lock (odd ones). */
+    private final List<ReactiveLock> views = new ArrayList<>();
     private final List<String> hotNames = new ArrayList<>();
     private final List<String> coldNames = new ArrayList<>();
     private final List<String> sentinelHotNames = new ArrayList<>();
@@ -188,11 +191,12 @@ public final class NemesisClient {
                 Integer.parseInt(arguments.get("hot")), Integer.parseInt(arguments.get("cold")));
         int instances = Integer.parseInt(arguments.get("instances"));
         for (int i = 0; i < instances + 2; i++) {
-            self.locks.add(ReactiveRedisLock.create(i < instances ? redis : viaSentinel, LockOptions.builder()
-                    .fair(i % 2 == 1)
+            ReactiveRedisLock lock = ReactiveRedisLock.create(i < instances ? redis : viaSentinel, LockOptions.builder()
                     .commandTimeout(COMMAND_TIMEOUT)
                     .listener(self.listener(i))
-                    .build()));
+                    .build());
+            self.locks.add(lock);
+            self.views.add(i % 2 == 1 ? lock.fair() : lock);
         }
         emit(Line.of("READY", "client", name, "t", System.nanoTime()));
 
@@ -264,7 +268,7 @@ public final class NemesisClient {
                 cancelMillis);
         underWay.put(op.id, op);
 
-        Mono<Void> run = locks.get(instance).withAcquireTimeout(acquireTimeout)
+        Mono<Void> run = views.get(instance).withAcquireTimeout(acquireTimeout)
                 .withLock(name, ttl, lease -> body(op, lease))
                 .doOnCancel(() -> op.ended("cancelled"))
                 .onErrorResume(error -> {

@@ -114,7 +114,7 @@ final class Report {
         md.append(verdict(findings)).append("\n\n").append(controlVerdict(history, control)).append("\n\n");
         md.append(String.format(Locale.ROOT, "Faults for %.1f s (asked: %s%s; the whole run took %.1f s); %d client JVMs x %d"
                         + " lock instances (half fair; %d%% of the operations on %d more, non-fair and fair, through the"
-                        + " Sentinels) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed %d; slack on time bounds %d ms; lock and resource on %s.%n%n",
+                        + " Sentinels) x %d concurrent operation chains; %d hot and %d cold names; nemesis seed %d; slack on the other time bounds (acquire timeout, renewals, cleanup) %d ms; lock and resource on redis-server %s.%n%n",
                 (history.nemesisEnd() - history.nemesisStart()) / 1e9, s.duration(), s.extension().isZero() ? ""
                         : ", then until the negative control caught a frozen writer, at most " + s.extension() + " more",
                 history.end() / 1e9, s.clients(), s.instances(), NemesisClient.SENTINEL_SHARE_PERCENT, 2, s.workers(), s.hot(), s.cold(), s.seed(), s.slack().toMillis(),
@@ -162,9 +162,10 @@ final class Report {
                                 : ", all gone " + Checker.millis(history.keysGone() - history.quiescent()) + " later")));
         md.append(String.format(Locale.ROOT, "%nLongest a body ran past its lease (time its JVM did not run left out: frozen by the"
                         + " nemesis, or stalled as a process, see Stalls): %s;"
-                        + " longest an acquisition went past its acquire timeout (same): %s. The slack allowed is %d ms.%n",
+                        + " longest an acquisition went past its acquire timeout (same): %s. Allowed: %d ms past the lease"
+                        + " (guarantee 2), %d ms past the acquire timeout (the slack).%n",
                 Checker.millis(Math.max(0, findings.longestOverrunPastLease())),
-                Checker.millis(Math.max(0, findings.longestWaitPastTimeout())), s.slack().toMillis()));
+                Checker.millis(Math.max(0, findings.longestWaitPastTimeout())), Checker.TOLD_LATE_MILLIS, s.slack().toMillis()));
 
         md.append("\n## Timeline\n\n![timeline](timeline.svg)\n\n");
         md.append("Faults by kind (one row per client for its freezes), who held each hot name (orange where two bodies were"

@@ -15,7 +15,8 @@ import java.time.Duration;
  * @param hot hot lock names, shared by every client
  * @param cold cold lock names
  * @param seed seed of the nemesis' schedule (the clients' choices are not seeded: timing decides anyway)
- * @param slack what the bounds on time (acquire timeout, lease end, renewals) allow for a loaded machine
+ * @param slack what the bounds on time (acquire timeout, renewals, cleanup) allow for a loaded machine; a body past
+ *     its lease has guarantee 2's bound instead ({@link Checker#TOLD_LATE_MILLIS})
  */
 record Settings(Duration duration, Duration extension, int clients, int instances, int workers, int hot, int cold, long seed,
         Duration slack) {

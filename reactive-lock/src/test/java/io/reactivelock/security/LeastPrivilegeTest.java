@@ -8,10 +8,11 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.MultiLockLease;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisMultiLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -32,7 +33,7 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
- * The lock works for a Redis user that has exactly the README's ACL line for the server
+ * The lock works for a Redis user that has exactly the ACL line of docs/security.md for the server
  * ({@link LockUser#rules}) and nothing more: no command of the lock or of Lettuce's connection
  * set-up is refused ({@code ACL LOG} stays empty), for the lock and every primitive. A user
  * without the key pattern is refused at once with {@code NOPERM}, not retried.
@@ -45,7 +46,6 @@ class LeastPrivilegeTest {
 
     private RedisServer redis;
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
-    private final List<AutoCloseable> primitives = new ArrayList<>();
 
     @BeforeEach
     void setUp(RedisServer redis) {
@@ -55,11 +55,8 @@ class LeastPrivilegeTest {
     }
 
     @AfterEach
-    void tearDown() throws Exception {
+    void tearDown() {
         locks.forEach(ReactiveRedisLock::close);
-        for (AutoCloseable primitive : primitives) {
-            primitive.close();
-        }
     }
 
     private ReactiveRedisLock lockUser(LockOptions options) {
@@ -76,7 +73,7 @@ class LeastPrivilegeTest {
     void theServerTakesOneOfTheReadmeLines() {
         String version = redis.describe();
         assertThat(LockUser.rules(redis))
-                .as("the README shows the ACL line for Redis 6.2, for 7.2/7.4 and Valkey 8 and for 7.0; add the one %s takes",
+                .as("docs/security.md shows the ACL line for Redis 6.2, for 7.2/7.4 and Valkey 8 and for 7.0; add the one %s takes",
                         version)
                 .isIn(LockUser.README_LINES);
     }
@@ -97,8 +94,9 @@ class LeastPrivilegeTest {
     @ValueSource(booleans = {false, true})
     void contendedLocksAreHandedOffThroughReleaseNoticesWithoutAnyRefusal(boolean fair) {
         // A 10-minute backoff: the waiters can only get the lock in time through the pub/sub notices.
-        ReactiveRedisLock lock = lockUser(LockOptions.builder().fair(fair)
+        ReactiveRedisLock client = lockUser(LockOptions.builder()
                 .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+        ReactiveLock lock = fair ? client.fair() : client;
         Sinks.Empty<Void> holder = Sinks.empty();
         List<String> order = new CopyOnWriteArrayList<>();
         var held = lock.withLock("a", TTL, holder.asMono().then(Mono.fromRunnable(() -> order.add("holder")))).subscribe();
@@ -150,12 +148,12 @@ class LeastPrivilegeTest {
     @Test
     void theSemaphoreAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
         // A 10-minute backoff: the waiter can only get the permit in time through the release notice.
-        ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(LockUser.uri(redis), LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
-        primitives.add(semaphore);
+        ReactiveSemaphore semaphore = lockUser(LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build())
+                .semaphore(1);
         AtomicInteger extensions = new AtomicInteger();
         // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
-        Mono<String> holder = semaphore.withPermits("pool", 1, 1, Duration.ofSeconds(3), (LockLease lease) -> {
+        Mono<String> holder = semaphore.withPermits("pool", 1, Duration.ofSeconds(3), (LockLease lease) -> {
             long[] last = {lease.validUntilNanos()};
             return Flux.interval(Duration.ofMillis(10))
                     .filter(tick -> {
@@ -172,7 +170,7 @@ class LeastPrivilegeTest {
         // The waiter asks once the holder has its permit (awaited off the reactive threads).
         Mono<String> waiter = Mono.fromRunnable(() -> await().until(() -> "1".equals(redis.call("EXISTS", "lock:{pool}:permits"))))
                 .subscribeOn(Schedulers.boundedElastic())
-                .then(semaphore.withPermits("pool", 1, 1, TTL, Mono.just("waiter")));
+                .then(semaphore.withPermits("pool", 1, TTL, Mono.just("waiter")));
         StepVerifier.create(holder.mergeWith(waiter))
                 // Each value comes after its own release: which of the two arrives first is not fixed.
                 .recordWith(java.util.ArrayList::new)
@@ -186,9 +184,9 @@ class LeastPrivilegeTest {
     @Test
     void theReadWriteLockReadsWritesWaitsRenewsAndReleasesWithoutAnyRefusal() {
         // A 10-minute backoff: the writer can only get the lock in time through the release notice.
-        ReactiveRedisReadWriteLock rw = ReactiveRedisReadWriteLock.create(LockUser.uri(redis), LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
-        primitives.add(rw);
+        ReactiveReadWriteLock rw = lockUser(LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build())
+                .readWriteLock();
         Sinks.Empty<Void> reader = Sinks.empty();
         Disposable reading = rw.withReadLock("doc", TTL, reader.asMono()).subscribe();
         await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{doc}:rw:readers")));
@@ -224,9 +222,9 @@ class LeastPrivilegeTest {
     @Test
     void theMultiLockAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
         // A 10-minute backoff: the waiter can only get its names in time through the release notice.
-        ReactiveRedisMultiLock multi = ReactiveRedisMultiLock.create(LockUser.uri(redis), LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
-        primitives.add(multi);
+        ReactiveMultiLock multi = lockUser(LockOptions.builder()
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build())
+                .multiLock();
         AtomicInteger extensions = new AtomicInteger();
         // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
         Mono<String> holder = multi.withLocks(List.of("a", "b"), Duration.ofSeconds(3), (MultiLockLease lease) -> {

@@ -8,9 +8,9 @@ import static org.awaitility.Awaitility.await;
 import io.lettuce.core.cluster.SlotHash;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.internal.Arguments;
-import io.reactivelock.internal.LockKeys;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.spi.Arguments;
+import io.reactivelock.redis.RedisInternals;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.nio.charset.StandardCharsets;
@@ -41,7 +41,6 @@ class LockNamesTest {
             "a{b}c", "a%7Bb%7Dc", "*", "?", "[a-z]", "lock:*", "} :fence", "a}:fence", "\0", " ", "\u00e9", "e\u0301",
             "\ud83d\udd12", "x".repeat(ReactiveLock.MAX_NAME_LENGTH));
 
-    private final LockKeys keys = new LockKeys(LockOptions.DEFAULT_KEY_PREFIX);
 
     /** Names of every kind: empty to too long, random Unicode, control characters, glob and hash-tag characters. */
     private static List<String> generatedNames() {
@@ -106,7 +105,7 @@ class LockNamesTest {
             if (!shouldAccept(name)) {
                 continue;
             }
-            String key = keys.lockKey(name);
+            String key = RedisInternals.lockKey(name);
             // Redis sees bytes: compare the UTF-8 forms, not the Java strings.
             String previous = nameByKeyBytes.put(new String(key.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1), name);
             if (previous != null && !previous.equals(name)) {
@@ -116,8 +115,8 @@ class LockNamesTest {
             assertThat(key.indexOf('{')).as("the hash tag opens right after the prefix").isEqualTo(5);
             assertThat(key.indexOf('}')).as("the name cannot close the hash tag early").isEqualTo(key.length() - 1);
             int slot = SlotHash.getSlot(key);
-            for (String related : List.of(LockKeys.fenceKey(key), LockKeys.queueKey(key), LockKeys.waitersKey(key),
-                    LockKeys.releaseChannel(key))) {
+            for (String related : List.of(RedisInternals.fenceKey(key), RedisInternals.queueKey(key), RedisInternals.waitersKey(key),
+                    RedisInternals.releaseChannel(key))) {
                 assertThat(related).startsWith(key);
                 assertThat(SlotHash.getSlot(related)).isEqualTo(slot);
             }

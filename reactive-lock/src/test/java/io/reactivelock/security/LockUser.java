@@ -8,8 +8,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * The least-privilege Redis user of the README's Security section: the ACL rules a lock user
- * needs with the default key prefix, every mode included. The README quotes {@link #RULES},
+ * The least-privilege Redis user of docs/security.md: the ACL rules a lock user
+ * needs with the default key prefix, every mode included. docs/security.md quotes {@link #RULES},
  * {@link #RULES_WITH_SETINFO_ONLY} and {@link #RULES_WITHOUT_HANDSHAKE_SUBCOMMANDS} (one line per
  * server line); {@code ReadmeSecuritySectionTest} checks that it still does.
  */
@@ -20,7 +20,7 @@ final class LockUser {
      * nothing else. {@code resetchannels} matters before Redis 7, whose users could publish and
      * subscribe anywhere by default.
      */
-    static final String RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications +evalsha +eval +get +set +del +pexpire +time"
+    static final String RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications +evalsha +eval +get +mget +set +del +pexpire +time"
             + " +publish +subscribe +unsubscribe +lindex +lpop +rpush +lrem +hget +hset +hdel +zadd +zrem +zpopmin +zremrangebyscore +zscore +zrange +zcard ~lock:* &lock:*";
 
     /**

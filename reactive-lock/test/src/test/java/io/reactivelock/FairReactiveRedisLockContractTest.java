@@ -4,7 +4,7 @@ import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.ReactiveLockContract;
 
-/** The {@link ReactiveLockContract} on a real Redis in fair mode. */
+/** The {@link ReactiveLockContract} on the Redis client's fair lock, against a real Redis. */
 @WithRedis
 class FairReactiveRedisLockContractTest extends ReactiveRedisLockContractTest {
 
@@ -14,6 +14,6 @@ class FairReactiveRedisLockContractTest extends ReactiveRedisLockContractTest {
 
     @Override
     protected ReactiveLock newLock(LockOptions options) {
-        return super.newLock(options.toBuilder().fair(true).build());
+        return client(options).fair();
     }
 }

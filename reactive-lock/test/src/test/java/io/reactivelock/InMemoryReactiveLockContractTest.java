@@ -3,15 +3,20 @@ package io.reactivelock;
 import io.reactivelock.testing.InMemoryReactiveLock;
 import io.reactivelock.testing.ReactiveLockContract;
 
-/** The {@link ReactiveLockContract} on the in-memory test double. */
+/** The {@link ReactiveLockContract} on the in-memory client, its multi-lock on the same keys. */
 class InMemoryReactiveLockContractTest extends ReactiveLockContract {
 
-    /** Every lock of one test shares its store, as every client of one Redis does. */
+    /** Every client of one test shares its keys, as every client of one Redis does. */
     private final InMemoryReactiveLock store = InMemoryReactiveLock.create();
 
     @Override
     protected ReactiveLock newLock(LockOptions options) {
         return store.withOptions(options);
+    }
+
+    @Override
+    protected ReactiveMultiLock newMultiLock(LockOptions options) {
+        return store.withOptions(options).multiLock();
     }
 
     @Override

@@ -1,23 +1,23 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.InMemoryReactiveMultiLock;
+import io.reactivelock.testing.InMemoryReactiveLock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
-/** The {@link MultiLockContract} on the in-memory test double. */
+/** The {@link MultiLockContract} on the in-memory client's multi-lock. */
 class MultiLockInMemoryContractTest extends MultiLockContract {
 
-    /** Every lock of one test shares its names, as every client of one Redis does. */
-    private final InMemoryReactiveMultiLock store = InMemoryReactiveMultiLock.create();
-    private final List<InMemoryReactiveMultiLock> created = new ArrayList<>();
+    /** Every client of one test shares its keys, as every client of one Redis does. */
+    private final InMemoryReactiveLock store = InMemoryReactiveLock.create();
+    private final List<InMemoryReactiveLock> created = new ArrayList<>();
 
     @Override
     protected ReactiveMultiLock newLock(LockOptions options) {
-        InMemoryReactiveMultiLock lock = store.withOptions(options);
-        created.add(lock);
-        return lock;
+        InMemoryReactiveLock client = store.withOptions(options);
+        created.add(client);
+        return client.multiLock();
     }
 
     @Override
@@ -42,6 +42,6 @@ class MultiLockInMemoryContractTest extends MultiLockContract {
 
     @Override
     protected int activeLeases() {
-        return created.stream().mapToInt(InMemoryReactiveMultiLock::activeLeases).sum();
+        return created.stream().mapToInt(InMemoryReactiveLock::activeLeases).sum();
     }
 }

@@ -1,5 +1,6 @@
 package io.reactivelock;
 
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.ReactiveLockContract;
@@ -7,7 +8,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 
-/** The {@link ReactiveLockContract} on a real Redis; a lease expires by deleting its key. */
+/**
+ * The {@link ReactiveLockContract} on the Redis client against a real standalone Redis, its
+ * multi-lock from a client of the same server; a lease expires by deleting its key.
+ */
 @WithRedis
 class ReactiveRedisLockContractTest extends ReactiveLockContract {
 
@@ -19,15 +23,25 @@ class ReactiveRedisLockContractTest extends ReactiveLockContract {
     }
 
     @AfterEach
-    void closeLocks() {
+    void closeClients() {
         created.forEach(ReactiveRedisLock::close);
+    }
+
+    /** A new client of the server, closed after the test. */
+    ReactiveRedisLock client(LockOptions options) {
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), options);
+        created.add(client);
+        return client;
     }
 
     @Override
     protected ReactiveLock newLock(LockOptions options) {
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options);
-        created.add(lock);
-        return lock;
+        return client(options);
+    }
+
+    @Override
+    protected ReactiveMultiLock newMultiLock(LockOptions options) {
+        return client(options).multiLock();
     }
 
     @Override

@@ -1,24 +1,24 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.InMemoryReactiveReadWriteLock;
+import io.reactivelock.testing.InMemoryReactiveLock;
 import io.reactivelock.testing.ReadWriteLockContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
-/** The {@link ReadWriteLockContract} on the in-memory test double. */
+/** The {@link ReadWriteLockContract} on the in-memory client's read-write lock. */
 class ReadWriteInMemoryContractTest extends ReadWriteLockContract {
 
-    /** Every lock of one test shares its names, as every client of one Redis does. */
-    private final InMemoryReactiveReadWriteLock store = InMemoryReactiveReadWriteLock.create();
-    private final List<InMemoryReactiveReadWriteLock> created = new ArrayList<>();
+    /** Every client of one test shares its keys, as every client of one Redis does. */
+    private final InMemoryReactiveLock store = InMemoryReactiveLock.create();
+    private final List<InMemoryReactiveLock> created = new ArrayList<>();
 
     @Override
     protected ReactiveReadWriteLock newLock(LockOptions options) {
-        InMemoryReactiveReadWriteLock lock = store.withOptions(options);
-        created.add(lock);
-        return lock;
+        InMemoryReactiveLock client = store.withOptions(options);
+        created.add(client);
+        return client.readWriteLock();
     }
 
     @Override
@@ -38,7 +38,7 @@ class ReadWriteInMemoryContractTest extends ReadWriteLockContract {
 
     @Override
     protected void expire(String name) {
-        store.expire(name);
+        store.expireReadWriteLock(name);
     }
 
     @Override
@@ -58,6 +58,6 @@ class ReadWriteInMemoryContractTest extends ReadWriteLockContract {
 
     @Override
     protected int activeLeases() {
-        return created.stream().mapToInt(InMemoryReactiveReadWriteLock::activeLeases).sum();
+        return created.stream().mapToInt(InMemoryReactiveLock::activeLeases).sum();
     }
 }

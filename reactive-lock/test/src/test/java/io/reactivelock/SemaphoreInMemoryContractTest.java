@@ -1,24 +1,25 @@
 package io.reactivelock;
 
-import io.reactivelock.testing.InMemoryReactiveSemaphore;
+import io.reactivelock.testing.InMemoryReactiveLock;
 import io.reactivelock.testing.SemaphoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.function.IntFunction;
 
-/** The {@link SemaphoreContract} on the in-memory test double. */
+/** The {@link SemaphoreContract} on the in-memory client's semaphores. */
 class SemaphoreInMemoryContractTest extends SemaphoreContract {
 
-    /** Every semaphore of one test shares its permits, as every client of one Redis does. */
-    private final InMemoryReactiveSemaphore store = InMemoryReactiveSemaphore.create();
-    private final List<InMemoryReactiveSemaphore> created = new ArrayList<>();
+    /** Every client of one test shares its keys, as every client of one Redis does. */
+    private final InMemoryReactiveLock store = InMemoryReactiveLock.create();
+    private final List<InMemoryReactiveLock> created = new ArrayList<>();
 
     @Override
-    protected ReactiveSemaphore newSemaphore(LockOptions options) {
-        InMemoryReactiveSemaphore semaphore = store.withOptions(options);
-        created.add(semaphore);
-        return semaphore;
+    protected IntFunction<ReactiveSemaphore> newSemaphores(LockOptions options) {
+        InMemoryReactiveLock client = store.withOptions(options);
+        created.add(client);
+        return client::semaphore;
     }
 
     @Override
@@ -28,7 +29,7 @@ class SemaphoreInMemoryContractTest extends SemaphoreContract {
 
     @Override
     protected void expirePermits(String name) {
-        store.expire(name);
+        store.expirePermits(name);
     }
 
     @Override
@@ -43,6 +44,6 @@ class SemaphoreInMemoryContractTest extends SemaphoreContract {
 
     @Override
     protected int activeLeases() {
-        return created.stream().mapToInt(InMemoryReactiveSemaphore::activeLeases).sum();
+        return created.stream().mapToInt(InMemoryReactiveLock::activeLeases).sum();
     }
 }

@@ -8,17 +8,27 @@ import io.reactivelock.ReactiveLock
 import io.reactivelock.ReactiveMultiLock
 import io.reactivelock.ReactiveReadWriteLock
 import io.reactivelock.ReactiveSemaphore
+import java.util.concurrent.atomic.AtomicReference
 import java.util.function.Function
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.buffer
-import kotlinx.coroutines.flow.channelFlow
+import kotlinx.coroutines.flow.flow as coldFlow
+import kotlinx.coroutines.flow.map
+import kotlinx.coroutines.flow.onCompletion
+import kotlinx.coroutines.flow.onStart
+import kotlinx.coroutines.reactive.asFlow
+import kotlinx.coroutines.reactive.asPublisher
 import kotlinx.coroutines.reactive.awaitSingle
 import kotlinx.coroutines.reactor.mono
+import kotlinx.coroutines.withContext
+import reactor.core.publisher.Flux
 import reactor.core.publisher.Mono
 
 /**
@@ -46,13 +56,13 @@ public suspend fun <T> ReactiveLock.withLock(name: String, ttl: Duration, block:
     locked(block) { body -> withLock(name, ttl.toJavaDuration(), body) }
 
 /**
- * Runs [block] while holding [n] of the [capacity] permits of the semaphore [name]; the suspending
- * form of [ReactiveSemaphore.withPermits], with the contract of [withLock] (cancellation, lost
- * permits, acquire timeout, [LockLeases]).
+ * Runs [block] while holding [permits] of the [capacity][ReactiveSemaphore.capacity] permits of the
+ * semaphore [name]; the suspending form of [ReactiveSemaphore.withPermits], with the contract of
+ * [withLock] (cancellation, lost permits, acquire timeout, [LockLeases]).
  */
 public suspend fun <T> ReactiveSemaphore.withPermits(
-    name: String, capacity: Int, n: Int, ttl: Duration, block: suspend (LockLease) -> T,
-): T = locked(block) { body -> withPermits(name, capacity, n, ttl.toJavaDuration(), body) }
+    name: String, permits: Int, ttl: Duration, block: suspend (LockLease) -> T,
+): T = locked(block) { body -> withPermits(name, permits, ttl.toJavaDuration(), body) }
 
 /** Runs [block] as one of the readers of [name]; the suspending [ReactiveReadWriteLock.withReadLock], as [withLock]. */
 public suspend fun <T> ReactiveReadWriteLock.withReadLock(name: String, ttl: Duration, block: suspend (LockLease) -> T): T =
@@ -88,18 +98,46 @@ private suspend fun <T> locked(
 
 /**
  * A cold [Flow] that holds the lock [name] while [flow] is collected: each collection takes the lock
- * (as [withLock]), collects [flow] under it, then releases it. Values are handed on without a buffer,
- * so the collector has received every value before the release (it may still be processing the last
- * one). The collector stopping early (`first()`, `take(n)`, cancellation) cancels [flow] and releases
- * the lock at once; a lost lease cancels [flow] and fails the collection with
- * [io.reactivelock.LockLostException].
+ * (as [ReactiveLock.withLockMany]), collects [flow] under it, in the collector's context with this
+ * lease added to [LockLeases], then releases it. Values are handed on one at a time without a
+ * buffer, and the release waits until the collector has processed the last one, so every value is
+ * received and processed while the lock is held. The collector stopping early (`first()`,
+ * `take(n)`, cancellation) cancels [flow] and releases the lock at once; a lost lease cancels [flow]
+ * and fails the collection with [io.reactivelock.LockLostException].
  *
  * @throws IllegalArgumentException if [name] or [ttl] is refused by the lock, at this call
  */
 public fun <T> ReactiveLock.withLockFlow(name: String, ttl: Duration, flow: Flow<T>): Flow<T> {
-    withLock(name, ttl.toJavaDuration(), Mono.empty<Nothing>()) // checks the arguments now; never subscribed
-    return channelFlow { withLock(name, ttl) { flow.collect { send(it) } } }.buffer(Channel.RENDEZVOUS)
+    val javaTtl = ttl.toJavaDuration()
+    withLockMany(name, javaTtl, Function { Flux.empty<Nothing>() }) // checks the arguments now; never subscribed
+    return coldFlow {
+        val caller = currentCoroutineContext().minusKey(Job)
+        val collecting = AtomicReference<CompletableDeferred<Unit>?>()
+        try {
+            // One value is requested at a time, the next once the collector has processed the last, so
+            // End (and with it the body's completion, which releases) comes after every value was processed.
+            withLockMany(name, javaTtl, Function { lease ->
+                flow.map<T, Step<T>> { Value(it) }
+                    .onCompletion { if (it == null) emit(End) }
+                    .onStart { collecting.set(CompletableDeferred()) }
+                    .onCompletion { collecting.get()?.complete(Unit) }
+                    .asPublisher(caller + LockLeases.inside(caller, lease))
+            }).asFlow().buffer(Channel.RENDEZVOUS).collect { step ->
+                if (step is Value<T>) emit(step.value)
+            }
+        } finally {
+            // [flow] is collected in a coroutine of its own: its end (a cancellation too) comes before this one's.
+            collecting.get()?.let { withContext(NonCancellable) { it.await() } }
+        }
+    }
 }
+
+/** What the body of [withLockFlow] passes on: a value of the flow, or its end. */
+private sealed interface Step<out T>
+
+private class Value<T>(val value: T) : Step<T>
+
+private data object End : Step<Nothing>
 
 /** A block's result, so that a null one travels through the Mono as a value. */
 private class Outcome<T>(val value: T)

@@ -1,9 +1,7 @@
 package io.reactivelock.kotlin
 
 import io.reactivelock.LockOptions
-import io.reactivelock.ReactiveRedisMultiLock
-import io.reactivelock.ReactiveRedisReadWriteLock
-import io.reactivelock.ReactiveRedisSemaphore
+import io.reactivelock.redis.ReactiveRedisLock
 import io.reactivelock.support.RedisServer
 import io.reactivelock.support.WithRedis
 import java.time.Duration
@@ -37,13 +35,14 @@ class RedisPrimitivesCoroutinesTest {
 
     @Test
     fun atMostCapacityBlocksHoldPermitsAtOnce(redis: RedisServer) {
-        ReactiveRedisSemaphore.create(redis.uri(), options).use { semaphore ->
+        ReactiveRedisLock.create(redis.uri(), options).use { client ->
+            val semaphore = client.semaphore(3)
             val inside = AtomicInteger()
             val mostInside = AtomicInteger()
             runBlocking(Dispatchers.Default) {
                 repeat(30) {
                     launch {
-                        semaphore.withPermits("exports", 3, 1, 10.seconds) {
+                        semaphore.withPermits("exports", 1, 10.seconds) {
                             mostInside.accumulateAndGet(inside.incrementAndGet(), ::maxOf)
                             delay(5.milliseconds) // a fourth holder inside now would raise mostInside above 3
                             inside.decrementAndGet()
@@ -58,7 +57,8 @@ class RedisPrimitivesCoroutinesTest {
 
     @Test
     fun aWriterBlockNeverRunsBesideAnotherBlock(redis: RedisServer) {
-        ReactiveRedisReadWriteLock.create(redis.uri(), options).use { rw ->
+        ReactiveRedisLock.create(redis.uri(), options).use { client ->
+            val rw = client.readWriteLock()
             val readers = AtomicInteger()
             val writers = AtomicInteger()
             val seenBeside = AtomicInteger()
@@ -90,7 +90,8 @@ class RedisPrimitivesCoroutinesTest {
 
     @Test
     fun blocksListingSharedNamesInEitherOrderRunOneAtATime(redis: RedisServer) {
-        ReactiveRedisMultiLock.create(redis.uri(), options).use { multi ->
+        ReactiveRedisLock.create(redis.uri(), options).use { client ->
+            val multi = client.multiLock()
             val inside = AtomicInteger()
             val mostInside = AtomicInteger()
             runBlocking(Dispatchers.Default) {
@@ -113,12 +114,15 @@ class RedisPrimitivesCoroutinesTest {
 
     @Test
     fun aCancelledBlockLeavesNothingHeld(redis: RedisServer) {
-        ReactiveRedisSemaphore.create(redis.uri(), options).use { semaphore ->
-            ReactiveRedisReadWriteLock.create(redis.uri(), options).use { rw ->
-                ReactiveRedisMultiLock.create(redis.uri(), options).use { multi ->
+        ReactiveRedisLock.create(redis.uri(), options).use { client ->
+            val semaphore = client.semaphore(2)
+            val rw = client.readWriteLock()
+            val multi = client.multiLock()
+            run {
+                run {
                     val outcomes = runBlocking(Dispatchers.Default) {
                         listOf(
-                            runCatching { withTimeout(200.milliseconds) { semaphore.withPermits("s", 2, 1, 30.seconds) { awaitCancellation() } } },
+                            runCatching { withTimeout(200.milliseconds) { semaphore.withPermits("s", 1, 30.seconds) { awaitCancellation() } } },
                             runCatching { withTimeout(200.milliseconds) { rw.withWriteLock("w", 30.seconds) { awaitCancellation() } } },
                             runCatching { withTimeout(200.milliseconds) { multi.withLocks(listOf("x", "y"), 30.seconds) { awaitCancellation() } } },
                         )

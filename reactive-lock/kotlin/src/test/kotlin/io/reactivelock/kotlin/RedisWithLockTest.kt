@@ -3,7 +3,7 @@ package io.reactivelock.kotlin
 import io.reactivelock.LockAcquisitionException
 import io.reactivelock.LockLostException
 import io.reactivelock.LockOptions
-import io.reactivelock.ReactiveRedisLock
+import io.reactivelock.redis.ReactiveRedisLock
 import io.reactivelock.support.RedisServer
 import io.reactivelock.support.WithRedis
 import java.time.Duration

@@ -5,7 +5,7 @@ import io.lettuce.core.api.StatefulRedisConnection
 import io.reactivelock.LockAcquisitionException
 import io.reactivelock.LockLostException
 import io.reactivelock.ReactiveLock
-import io.reactivelock.ReactiveRedisLock
+import io.reactivelock.redis.ReactiveRedisLock
 import io.reactivelock.spring.ReactiveLockAnnotationAutoConfiguration
 import io.reactivelock.spring.WithLock
 import io.reactivelock.support.RedisServer
@@ -70,9 +70,15 @@ class SpringCoroutinesExampleTest {
         @WithLock(name = "'order:' + #order", ttl = "10s", acquireTimeout = "0s")
         open suspend fun cancel(order: String): String = "cancelled $order"
 
-        /** Holds `order:<id>` until the caller is cancelled or the lease is lost. */
+        /** Holds `order:<id>` until the caller is cancelled or the lease is lost: renewed every 100 ms, so a loss shows soon. */
         @WithLock(name = "'order:' + #order", ttl = "300ms")
-        open suspend fun hold(order: String, cancelled: CompletableDeferred<Unit>) {
+        open suspend fun hold(order: String, cancelled: CompletableDeferred<Unit>) = holdUntilCancelled(cancelled)
+
+        /** [hold] on a one-minute lease: gone within seconds means released, not expired. */
+        @WithLock(name = "'order:' + #order", ttl = "60s")
+        open suspend fun holdOnALongLease(order: String, cancelled: CompletableDeferred<Unit>) = holdUntilCancelled(cancelled)
+
+        private suspend fun holdUntilCancelled(cancelled: CompletableDeferred<Unit>) {
             try {
                 awaitCancellation()
             } finally {
@@ -154,7 +160,7 @@ class SpringCoroutinesExampleTest {
             val orders = context.getBean(Orders::class.java)
             runBlocking {
                 val cancelled = CompletableDeferred<Unit>()
-                val call = launch(Dispatchers.Default) { orders.hold("8", cancelled) }
+                val call = launch(Dispatchers.Default) { orders.holdOnALongLease("8", cancelled) }
                 await().until { held("order:8") }
 
                 call.cancel()
@@ -163,7 +169,7 @@ class SpringCoroutinesExampleTest {
                 // The function runs in a coroutine of the proxy's Mono, cancelled with it: awaited, as it ends on its own dispatcher.
                 withTimeout(10.seconds) { cancelled.await() } // fails here if the function is never cancelled
             }
-            // Released, not expired: the lease is renewed every 100 ms until the cancel.
+            // Released, not expired: the lease is a minute, twelve times this bound.
             await().atMost(Duration.ofSeconds(5)).until { !held("order:8") }
         }
     }

@@ -15,8 +15,8 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Micrometer meters of a lock of this library ({@link io.reactivelock.ReactiveRedisLock},
- * {@link io.reactivelock.redlock.RedlockLock} or reactive-lock-test's {@code InMemoryReactiveLock}),
+ * Micrometer meters of a lock of this library ({@link io.reactivelock.redis.ReactiveRedisLock},
+ * {@link io.reactivelock.redis.ReactiveRedlock} or reactive-lock-test's {@code InMemoryReactiveLock}),
  * fed as its listener:
  *
  * <pre>{@code

@@ -12,13 +12,16 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+import reactor.util.context.ContextView;
 
 /**
- * A {@link ReactiveLock} that wraps each {@code withLock} of another in a Micrometer
+ * A {@link ReactiveLock} that wraps each {@code withLock} and {@code withLockMany} of another in a Micrometer
  * {@link Observation} named {@value #NAME}, so that a trace shows how long the lock was waited for
  * and the body's own spans nest inside it.
  *
@@ -68,33 +71,86 @@ public final class ObservedReactiveLock implements ReactiveLock {
         Objects.requireNonNull(body, "body");
         // Called now, so that bad arguments are rejected at once, as the contract says.
         Mono<T> locked = delegate.withLock(name, ttl, lease -> Mono.deferContextual(context -> {
-            Observation observation = context.get(ObservationThreadLocalAccessor.KEY);
-            long startNanos = context.get(StartNanos.class).value();
-            long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-            observation.event(Observation.Event.of(ACQUIRED_EVENT, "waited " + waitedMillis + " ms for lock " + name));
+            acquired(context, name);
             return body.apply(lease);
         }));
         return Mono.deferContextual(context -> {
+            Observed observed = new Observed(context, name);
+            return locked
+                    .doOnError(observed::error)
+                    .doOnTerminate(observed::terminated)
+                    .doOnCancel(observed::cancelled)
+                    .contextWrite(observed::into);
+        });
+    }
+
+    /**
+     * Observes {@code withLockMany} as {@code withLock}: one observation from subscription until the
+     * {@code Flux} completes, fails or is cancelled; the body's values pass on inside it.
+     */
+    @Override
+    public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
+        Objects.requireNonNull(body, "body");
+        Flux<T> locked = delegate.withLockMany(name, ttl, lease -> Flux.deferContextual(context -> {
+            acquired(context, name);
+            return body.apply(lease);
+        }));
+        return Flux.deferContextual(context -> {
+            Observed observed = new Observed(context, name);
+            return locked
+                    .doOnError(observed::error)
+                    .doOnTerminate(observed::terminated)
+                    .doOnCancel(observed::cancelled)
+                    .contextWrite(observed::into);
+        });
+    }
+
+    /** In the body's context, once the lock is held: records the acquired event with the wait. */
+    private static void acquired(ContextView context, String name) {
+        Observation observation = context.get(ObservationThreadLocalAccessor.KEY);
+        long startNanos = context.get(StartNanos.class).value();
+        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        observation.event(Observation.Event.of(ACQUIRED_EVENT, "waited " + waitedMillis + " ms for lock " + name));
+    }
+
+    /** The observation of one subscription, started as a child of the subscriber's, stopped once. */
+    private final class Observed {
+        private final Observation observation;
+        private final long startNanos = System.nanoTime();
+        private final AtomicBoolean stopped = new AtomicBoolean();
+
+        Observed(ContextView context, String name) {
             Observation parent = context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
-            Observation observation = Observation.createNotStarted(NAME, registry)
+            this.observation = Observation.createNotStarted(NAME, registry)
                     .parentObservation(parent)
                     .highCardinalityKeyValue("lock", name)
                     .start();
-            // Stopped before the outcome reaches the subscriber (doFinally would stop it after).
-            AtomicBoolean stopped = new AtomicBoolean();
-            Consumer<String> stop = outcome -> {
-                if (stopped.compareAndSet(false, true)) {
-                    observation.lowCardinalityKeyValue("outcome", outcome);
-                    observation.stop();
-                }
-            };
-            return locked
-                    .doOnError(observation::error)
-                    .doOnTerminate(() -> stop.accept(outcome(observation.getContext().getError())))
-                    .doOnCancel(() -> stop.accept("cancelled"))
-                    .contextWrite(c -> c.put(ObservationThreadLocalAccessor.KEY, observation)
-                            .put(StartNanos.class, new StartNanos(System.nanoTime())));
-        });
+        }
+
+        void error(Throwable error) {
+            observation.error(error);
+        }
+
+        /** Before the outcome reaches the subscriber (doFinally would stop it after). */
+        void terminated() {
+            stop(outcome(observation.getContext().getError()));
+        }
+
+        void cancelled() {
+            stop("cancelled");
+        }
+
+        private void stop(String outcome) {
+            if (stopped.compareAndSet(false, true)) {
+                observation.lowCardinalityKeyValue("outcome", outcome);
+                observation.stop();
+            }
+        }
+
+        /** The context of the lock call: this observation, the current one of the body, and when it started. */
+        Context into(Context context) {
+            return context.put(ObservationThreadLocalAccessor.KEY, observation).put(StartNanos.class, new StartNanos(startNanos));
+        }
     }
 
     private static String outcome(@Nullable Throwable error) {

@@ -15,8 +15,7 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -81,7 +80,8 @@ class LockMetricsTest {
     void aReleaseThatHandsTheLockToAWaiterIsCountedAsAHandOff() {
         // Fair: Redis hands the lock to the first in line, wherever it waits, so the hand-off does not
         // depend on when the waiter joined this process's line.
-        try (ReactiveRedisLock waiting = lock(b -> b.fair(true).acquireTimeout(WAIT))) {
+        try (ReactiveRedisLock client = lock(b -> b.acquireTimeout(WAIT))) {
+            ReactiveLock waiting = client.fair();
             Sinks.Empty<Void> holding = Sinks.empty();
             Disposable holder = waiting.withLock("a", TTL, holding.asMono()).subscribe();
             await().until(() -> active() == 1.0);
@@ -98,9 +98,8 @@ class LockMetricsTest {
 
     @Test
     void eachKindOfPrimitiveIsTaggedAsSuchInTheSameMeters() {
-        try (ReactiveRedisSemaphore semaphore = ReactiveRedisSemaphore.create(redis.uri(),
-                LockOptions.builder().listener(metrics).build())) {
-            StepVerifier.create(semaphore.withPermits("s", 2, 1, TTL, Mono.just("permit"))).expectNext("permit").verifyComplete();
+        try (ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder().listener(metrics).build())) {
+            StepVerifier.create(client.semaphore(2).withPermits("s", 1, TTL, Mono.just("permit"))).expectNext("permit").verifyComplete();
         }
         StepVerifier.create(lock.withLock("a", TTL, Mono.just("lock"))).expectNext("lock").verifyComplete();
         assertThat(registry.get(LockMetrics.ACQUIRE).tag("primitive", "semaphore").tag("outcome", "acquired").timer().count())

@@ -12,7 +12,7 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
@@ -147,8 +148,43 @@ class ObservedReactiveLockTest {
     }
 
     @Test
+    void withLockManyPassesTheValuesInsideOneObservationThatEndsWithSuccessBeforeTheCompletion() {
+        Flux<String> values = lock.withLockMany("export:1", TTL, lease -> Flux.just("a", "b")
+                .concatWith(Flux.deferContextual(context -> Flux.just(
+                        context.<Observation>get(ObservationThreadLocalAccessor.KEY).getContext().getName()))));
+        StepVerifier.create(values.concatWith(Mono.fromCallable(() -> "stopped=" + stops.size())))
+                .expectNext("a", "b", ObservedReactiveLock.NAME, "stopped=1")
+                .verifyComplete();
+
+        assertThat(registry).hasSingleObservationThat()
+                .hasNameEqualTo(ObservedReactiveLock.NAME)
+                .hasBeenStopped()
+                .hasLowCardinalityKeyValue("outcome", "success")
+                .hasHighCardinalityKeyValue("lock", "export:1");
+        assertThat(events).singleElement().asString()
+                .matches(ObservedReactiveLock.ACQUIRED_EVENT + ": waited \\d+ ms for lock export:1");
+    }
+
+    @Test
+    void withLockManyEndsTheObservationWithTheBodysErrorOrTheCancel() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        StepVerifier.create(lock.withLockMany("a", TTL, lease -> Flux.just(1).concatWith(Flux.error(boom))))
+                .expectNext(1)
+                .verifyErrorMatches(e -> e == boom);
+        StepVerifier.create(lock.withLockMany("b", TTL, lease -> Flux.just(1).concatWith(Flux.never())))
+                .expectNext(1)
+                .thenCancel()
+                .verify(WAIT);
+
+        assertThat(registry).hasNumberOfObservationsEqualTo(2);
+        assertThat(registry).hasAnObservationWithAKeyValue("outcome", "error")
+                .hasAnObservationWithAKeyValue("outcome", "cancelled");
+    }
+
+    @Test
     void badArgumentsAreRejectedAtTheCallWithNoObservation() {
         assertThatThrownBy(() -> lock.withLock("", TTL, Mono.just(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> lock.withLockMany("", TTL, lease -> Flux.just(1))).isInstanceOf(IllegalArgumentException.class);
         assertThat(registry).doesNotHaveAnyObservation();
     }
 }

@@ -20,7 +20,7 @@ public class ForceReleasingLocksEndpoint extends LocksEndpoint {
     /** {@code inspector} must have force-release enabled. */
     public ForceReleasingLocksEndpoint(LockInspector inspector) {
         super(inspector);
-        if (!inspector.options().forceReleaseEnabled()) {
+        if (!inspector.forceReleaseEnabled()) {
             throw new IllegalArgumentException("the inspector of a ForceReleasingLocksEndpoint must have force-release enabled");
         }
         this.inspector = inspector;

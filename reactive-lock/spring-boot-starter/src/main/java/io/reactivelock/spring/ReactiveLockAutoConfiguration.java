@@ -8,11 +8,8 @@ import io.reactivelock.ReactiveLock;
 import io.reactivelock.LeaderElection;
 import io.reactivelock.ReactiveMultiLock;
 import io.reactivelock.ReactiveReadWriteLock;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisMultiLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
-import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.ReactiveLockClient;
 import io.reactivelock.micrometer.LockMetrics;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -26,6 +23,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
+import org.springframework.context.annotation.Primary;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.core.env.Environment;
 
 /**
@@ -46,9 +45,10 @@ import org.springframework.core.env.Environment;
  * <p>With a {@link MeterRegistry} bean and reactive-lock-micrometer on the class path, a
  * {@link LockMetrics} bean feeds it; any single {@link LockListener} bean becomes the lock's listener.
  *
- * <p>A {@link ReactiveSemaphore}, {@link ReactiveReadWriteLock} and {@link ReactiveMultiLock} on the
- * same Redis and options, and a {@link LeaderElection} on the lock, are made when something
- * injects them (each primitive opens its own two connections).
+ * <p>The client is a {@link ReactiveLockClient}: inject it for a semaphore
+ * ({@code client.semaphore(capacity)}); a {@link ReactiveReadWriteLock}, a {@link ReactiveMultiLock}
+ * and a {@link LeaderElection} are beans too, all views on the client's one pair of connections, so
+ * they run wherever the lock does (standalone, Sentinel or Cluster).
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
@@ -84,7 +84,11 @@ public class ReactiveLockAutoConfiguration {
         return RedisLockConnection.of(RedisSettings.from(environment));
     }
 
-    /** Connects at start-up (blocking, on the main thread); closed on shutdown. */
+    /**
+     * The client: connects at start-up (blocking, on the main thread), closed on shutdown. It is the
+     * application's {@link ReactiveLock} and hands out every other primitive over its one pair of
+     * connections.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(ReactiveLock.class)
     ReactiveRedisLock reactiveRedisLock(RedisLockConnection reactiveLockRedisConnection,
@@ -92,37 +96,29 @@ public class ReactiveLockAutoConfiguration {
         return reactiveLockRedisConnection.lock(properties.toOptions(listener.getIfUnique(() -> LockListener.NONE)));
     }
 
-    /**
-     * A semaphore on the same Redis and options, made (and connected) only when something asks for
-     * it; the beans of the other primitives below likewise. Each reports to the lock's listener as
-     * its own {@linkplain io.reactivelock.Primitive kind}.
-     */
-    @Bean(destroyMethod = "close")
-    @Lazy
-    @ConditionalOnBean(RedisLockConnection.class)
-    @ConditionalOnMissingBean(ReactiveSemaphore.class)
-    ReactiveRedisSemaphore reactiveRedisSemaphore(RedisLockConnection reactiveLockRedisConnection, ReactiveRedisLock reactiveRedisLock) {
-        return reactiveLockRedisConnection.semaphore(reactiveRedisLock.options());
+    /** With {@code reactive-lock.fair=true}, the {@link ReactiveLock} to inject is the client's fair lock. */
+    @Bean
+    @Primary
+    @ConditionalOnBean(ReactiveRedisLock.class)
+    @ConditionalOnProperty(prefix = "reactive-lock", name = "fair", havingValue = "true")
+    ReactiveLock reactiveFairLock(ReactiveRedisLock reactiveRedisLock) {
+        return reactiveRedisLock.fair();
     }
 
-    /** A read-write lock on the same Redis and options, made when something asks for it. */
-    @Bean(destroyMethod = "close")
-    @Lazy
-    @ConditionalOnBean(RedisLockConnection.class)
+    /** The client's read-write lock: a view on its connections. */
+    @Bean
+    @ConditionalOnBean(ReactiveLockClient.class)
     @ConditionalOnMissingBean(ReactiveReadWriteLock.class)
-    ReactiveRedisReadWriteLock reactiveRedisReadWriteLock(RedisLockConnection reactiveLockRedisConnection,
-            ReactiveRedisLock reactiveRedisLock) {
-        return reactiveLockRedisConnection.readWriteLock(reactiveRedisLock.options());
+    ReactiveReadWriteLock reactiveReadWriteLock(ReactiveLockClient client) {
+        return client.readWriteLock();
     }
 
-    /** A multi-lock on the same Redis and options (its names exclude the lock's), made when something asks for it. */
-    @Bean(destroyMethod = "close")
-    @Lazy
-    @ConditionalOnBean(RedisLockConnection.class)
+    /** The client's multi-lock (its names exclude the lock's): a view on its connections. */
+    @Bean
+    @ConditionalOnBean(ReactiveLockClient.class)
     @ConditionalOnMissingBean(ReactiveMultiLock.class)
-    ReactiveRedisMultiLock reactiveRedisMultiLock(RedisLockConnection reactiveLockRedisConnection,
-            ReactiveRedisLock reactiveRedisLock) {
-        return reactiveLockRedisConnection.multiLock(reactiveRedisLock.options());
+    ReactiveMultiLock reactiveMultiLock(ReactiveLockClient client) {
+        return client.multiLock();
     }
 
     /** Leader election on the application's {@link ReactiveLock}, whichever it is. */

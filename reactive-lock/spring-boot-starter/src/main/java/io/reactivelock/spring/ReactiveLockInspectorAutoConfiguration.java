@@ -1,9 +1,7 @@
 package io.reactivelock.spring;
 
-import io.reactivelock.LockListener;
-import io.reactivelock.inspect.InspectorOptions;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.inspect.LockInspector;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -12,29 +10,23 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Lazy;
 
 /**
- * A {@link LockInspector} of the auto-configured lock's Redis and key prefix, made (with its own
- * connection) only when something needs it, and with Spring Boot Actuator the {@code locks}
+ * A {@link LockInspector} of the auto-configured client's Redis and key prefix, on its connection, and with Spring Boot Actuator the {@code locks}
  * endpoint, available when exposed like any other. Force-release, on the inspector and as the
  * endpoint's {@code DELETE}, only with {@code reactive-lock.inspector.force-release-enabled=true}.
  */
 @AutoConfiguration(after = ReactiveLockAutoConfiguration.class)
-@ConditionalOnBean(RedisLockConnection.class)
+@ConditionalOnBean(ReactiveRedisLock.class)
 @EnableConfigurationProperties(InspectorProperties.class)
 public class ReactiveLockInspectorAutoConfiguration {
 
-    /** Connects when first injected (blocking, at start-up); closed on shutdown. */
-    @Bean(destroyMethod = "close")
-    @Lazy
+    /** The client's inspector, on its command connection. */
+    @Bean
     @ConditionalOnMissingBean(LockInspector.class)
-    LockInspector lockInspector(RedisLockConnection reactiveLockRedisConnection, ReactiveLockProperties properties,
-            InspectorProperties inspectorProperties, ObjectProvider<LockListener> listener) {
-        InspectorOptions options = InspectorOptions.of(properties.toOptions(listener.getIfUnique(() -> LockListener.NONE)));
-        return reactiveLockRedisConnection.inspector(inspectorProperties.isForceReleaseEnabled()
-                ? options.withForceReleaseEnabled()
-                : options);
+    LockInspector lockInspector(ReactiveRedisLock reactiveRedisLock, InspectorProperties inspectorProperties) {
+        LockInspector inspector = reactiveRedisLock.inspector();
+        return inspectorProperties.isForceReleaseEnabled() ? inspector.withForceReleaseEnabled() : inspector;
     }
 
     /** The endpoint, when Actuator is present and the endpoint exposed; with a DELETE when the inspector may force-release. */
@@ -46,7 +38,7 @@ public class ReactiveLockInspectorAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(LocksEndpoint.class)
         LocksEndpoint locksEndpoint(LockInspector lockInspector) {
-            return lockInspector.options().forceReleaseEnabled()
+            return lockInspector.forceReleaseEnabled()
                     ? new ForceReleasingLocksEndpoint(lockInspector)
                     : new LocksEndpoint(lockInspector);
         }

@@ -2,7 +2,7 @@ package io.reactivelock.spring;
 
 import io.micrometer.observation.ObservationRegistry;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.micrometer.ObservedReactiveLock;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

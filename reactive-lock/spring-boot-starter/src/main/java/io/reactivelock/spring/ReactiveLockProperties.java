@@ -128,7 +128,6 @@ public class ReactiveLockProperties {
                 .backoff(minBackoff, maxBackoff)
                 .maxLeaseTime(maxLeaseTime)
                 .commandTimeout(commandTimeout)
-                .fair(fair)
                 .listener(listener)
                 .build();
     }

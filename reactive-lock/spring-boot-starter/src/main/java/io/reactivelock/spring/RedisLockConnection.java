@@ -8,12 +8,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.reactivelock.LockOptions;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveRedisMultiLock;
-import io.reactivelock.ReactiveRedisReadWriteLock;
-import io.reactivelock.ReactiveRedisSemaphore;
-import io.reactivelock.inspect.InspectorOptions;
-import io.reactivelock.inspect.LockInspector;
+import io.reactivelock.redis.ReactiveRedisLock;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -67,46 +62,12 @@ final class RedisLockConnection implements AutoCloseable {
         return client != null ? client.getResources() : clusterClient.getResources();
     }
 
-    /** Connects (blocking, at start-up) and creates the lock. */
+    /** Connects (blocking, at start-up) and creates the lock client, which hands out every primitive. */
     ReactiveRedisLock lock(LockOptions options) {
         if (client != null) {
             return ReactiveRedisLock.create(client, options);
         }
         return ReactiveRedisLock.create(clusterClient, options);
-    }
-
-    /** Connects (blocking) and creates a semaphore; not on a Cluster, which it does not support yet. */
-    ReactiveRedisSemaphore semaphore(LockOptions options) {
-        return ReactiveRedisSemaphore.create(standalone("ReactiveSemaphore"), options);
-    }
-
-    /** Connects (blocking) and creates a read-write lock; not on a Cluster, which it does not support yet. */
-    ReactiveRedisReadWriteLock readWriteLock(LockOptions options) {
-        return ReactiveRedisReadWriteLock.create(standalone("ReactiveReadWriteLock"), options);
-    }
-
-    /** Connects (blocking) and creates a multi-lock. */
-    ReactiveRedisMultiLock multiLock(LockOptions options) {
-        if (client != null) {
-            return ReactiveRedisMultiLock.create(client, options);
-        }
-        return ReactiveRedisMultiLock.create(clusterClient, options);
-    }
-
-    private RedisClient standalone(String primitive) {
-        if (client == null) {
-            throw new IllegalStateException(primitive + " runs on a standalone or Sentinel Redis, not on a Cluster "
-                    + "(spring.data.redis.cluster.nodes is set)");
-        }
-        return client;
-    }
-
-    /** Connects (blocking) and creates an inspector of the same Redis. */
-    LockInspector inspector(InspectorOptions options) {
-        if (client != null) {
-            return LockInspector.create(client, options);
-        }
-        return LockInspector.create(clusterClient, options);
     }
 
     /** Shuts the client down (not shared {@link ClientResources}, which stay the application's); blocking. */

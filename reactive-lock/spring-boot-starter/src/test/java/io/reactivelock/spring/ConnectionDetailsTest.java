@@ -6,12 +6,12 @@ import io.lettuce.core.resource.ClientResources;
 import io.reactivelock.LeaderElection;
 import io.reactivelock.LockLease;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
-import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.ReactiveLockClient;
+import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import io.reactivelock.testing.InMemoryReactiveLock;
-import io.reactivelock.testing.InMemoryReactiveSemaphore;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
@@ -118,9 +118,13 @@ class ConnectionDetailsTest {
                 .run(context -> {
                     assertThat(context).hasNotFailed().doesNotHaveBean(RedisLockConnection.class);
                     assertThat(context.getBean(ReactiveLock.class)).isInstanceOf(InMemoryReactiveLock.class);
-                    assertThat(context.getBean(ReactiveSemaphore.class)).isInstanceOf(InMemoryReactiveSemaphore.class);
+                    assertThat(context.getBean(ReactiveLockClient.class)).isSameAs(context.getBean(ReactiveLock.class));
                     StepVerifier.create(context.getBean(ReactiveLock.class).withLock("a", TTL, Mono.just("ran")))
                             .expectNext("ran").verifyComplete();
+                    StepVerifier.create(context.getBean(ReactiveLockClient.class).semaphore(2).withPermit("s", TTL, Mono.just("permit")))
+                            .expectNext("permit").verifyComplete();
+                    StepVerifier.create(context.getBean(ReactiveReadWriteLock.class).withReadLock("r", TTL, Mono.just("read")))
+                            .expectNext("read").verifyComplete();
                 });
     }
 }

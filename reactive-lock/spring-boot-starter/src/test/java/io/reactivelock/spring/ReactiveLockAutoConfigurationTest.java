@@ -18,8 +18,8 @@ import io.reactivelock.LeaderElection;
 import io.reactivelock.Leadership;
 import io.reactivelock.ReactiveMultiLock;
 import io.reactivelock.ReactiveReadWriteLock;
-import io.reactivelock.ReactiveSemaphore;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.ReactiveLockClient;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.micrometer.LockMetrics;
 import io.reactivelock.micrometer.ObservedReactiveLock;
 import io.reactivelock.support.RedisServer;
@@ -105,8 +105,10 @@ class ReactiveLockAutoConfigurationTest {
                     assertThat(options.maxBackoff()).isEqualTo(Duration.ofMillis(50));
                     assertThat(options.maxLeaseTime()).isEqualTo(Duration.ofMinutes(1));
                     assertThat(options.commandTimeout()).isEqualTo(Duration.ofMillis(500));
-                    assertThat(options.fair()).isTrue();
-                    lockOnce(context.getBean(ReactiveRedisLock.class), "a");
+                    ReactiveRedisLock client = context.getBean(ReactiveRedisLock.class);
+                    assertThat(context.getBean(ReactiveLock.class)).as("the injected lock is the client's fair lock")
+                            .isNotSameAs(client).hasToString(client.fair().toString());
+                    lockOnce(context.getBean(ReactiveLock.class), "a");
                     assertThat(redis.call("EXISTS", "shop-locks:{a}:fence")).isEqualTo("1");
                 });
     }
@@ -175,7 +177,7 @@ class ReactiveLockAutoConfigurationTest {
         runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withPropertyValues("spring.data.redis.url=" + url())
                 .run(context -> {
-                    StepVerifier.create(context.getBean(ReactiveSemaphore.class).withPermits("s", 2, 1, TTL, Mono.just("permit")))
+                    StepVerifier.create(context.getBean(ReactiveLockClient.class).semaphore(2).withPermits("s", 1, TTL, Mono.just("permit")))
                             .expectNext("permit").verifyComplete();
                     StepVerifier.create(context.getBean(ReactiveReadWriteLock.class).withReadLock("r", TTL, Mono.just("read")))
                             .expectNext("read").verifyComplete();
@@ -253,6 +255,11 @@ class ReactiveLockAutoConfigurationTest {
             runner.withPropertyValues("spring.data.redis.cluster.nodes=" + node.host() + ":" + node.port()).run(context -> {
                 lockOnce(context.getBean(ReactiveRedisLock.class), "a");
                 assertThat(node.call("EXISTS", "lock:{a}:fence")).isEqualTo("1");
+                // Before the one client, these two refused to start on a Cluster.
+                StepVerifier.create(context.getBean(ReactiveLockClient.class).semaphore(2).withPermits("s", 1, TTL, Mono.just("permit")))
+                        .expectNext("permit").verifyComplete();
+                StepVerifier.create(context.getBean(ReactiveReadWriteLock.class).withWriteLock("r", TTL, Mono.just("written")))
+                        .expectNext("written").verifyComplete();
             });
         }
     }

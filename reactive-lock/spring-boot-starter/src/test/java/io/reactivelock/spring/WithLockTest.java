@@ -13,7 +13,7 @@ import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.ReactiveRedisLock;
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.ReentrantReactiveLock;
 import io.reactivelock.spring.WithLock.OnBusy;
 import io.reactivelock.support.CounterWorkload;
@@ -294,6 +294,25 @@ class WithLockTest {
             StepVerifier.create(feeds.refreshIfFree("news")).expectNext("refreshed").expectComplete().verify(TIMEOUT);
             StepVerifier.create(feeds.readIfFree("news")).expectNext(1, 2).expectComplete().verify(TIMEOUT);
             assertThat(feeds.calls()).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void onBusySkipStillFailsTheCallWhenRedisCannotBeReached() {
+        runner().run(context -> {
+            Feeds feeds = context.getBean(Feeds.class);
+            feeds.returnMono(Mono.just("refreshed"));
+            feeds.returnFlux(Flux.just(1, 2));
+            redis.stop();
+
+            // Not busy, unknown: skipping would read as "another instance has it" when none may.
+            StepVerifier.create(feeds.refreshIfFree("news")).expectErrorSatisfies(e -> assertThat(e)
+                    .isInstanceOf(LockAcquisitionException.class).extracting(x -> ((LockAcquisitionException) x).reason())
+                    .isEqualTo(LockAcquisitionException.Reason.REDIS_UNAVAILABLE)).verify(TIMEOUT);
+            StepVerifier.create(feeds.readIfFree("news")).expectErrorSatisfies(e -> assertThat(e)
+                    .isInstanceOf(LockAcquisitionException.class).extracting(x -> ((LockAcquisitionException) x).reason())
+                    .isEqualTo(LockAcquisitionException.Reason.REDIS_UNAVAILABLE)).verify(TIMEOUT);
+            assertThat(feeds.calls()).as("not called").isZero();
         });
     }
 

@@ -1,45 +1,39 @@
 package io.reactivelock.testing;
 
-import io.reactivelock.Primitive;
+import io.reactivelock.LockClosedException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
+import io.reactivelock.Primitive;
 import io.reactivelock.ReactiveLock;
-import io.reactivelock.internal.Arguments;
-import io.reactivelock.internal.Lease;
-import io.reactivelock.internal.LockCore;
-import io.reactivelock.internal.LockStore;
-import io.reactivelock.internal.Tokens;
+import io.reactivelock.ReactiveLockClient;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.spi.Arguments;
+import io.reactivelock.spi.Lease;
+import io.reactivelock.spi.LockCore;
+import io.reactivelock.spi.Primitives;
+import io.reactivelock.spi.Tokens;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
-import org.jspecify.annotations.Nullable;
-import reactor.core.Disposable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * A {@link ReactiveLock} held in this JVM's memory, for the tests of code that uses a lock: the
- * same contract as {@link io.reactivelock.ReactiveRedisLock} (mutual exclusion per name, renewal
- * while the body runs, lease loss, maximum lease time, increasing fencing tokens, the same typed
- * errors and argument checks) without Redis.
- *
- * <p>Every timer (acquire timeout, renewal, maximum lease time, the TTL of a
- * {@linkplain #lockElsewhere holder outside this process}) runs on {@link LockOptions#scheduler()},
- * resolved when {@code withLock} is subscribed, so a {@code StepVerifier.withVirtualTime} test
- * times out an acquisition or loses a lease without waiting. A release hands the lock to the
- * longest waiter at once; nothing polls or blocks.
+ * The in-memory client, for the tests of code that uses the library: a {@link ReactiveLockClient}
+ * like {@link io.reactivelock.redis.ReactiveRedisLock}, it is a {@link ReactiveLock} and hands out the
+ * other primitives on the same keys, with the same contracts (mutual exclusion, renewal while the
+ * body runs, lost leases, the maximum lease time, increasing fencing tokens, the typed errors and
+ * argument checks, the listener events) and the same cross-primitive rules: a lock, a
+ * {@linkplain #fair() fair lock} and a {@linkplain #multiLock() multi-lock} of one name exclude each
+ * other; a {@linkplain #semaphore(int) semaphore} and a {@linkplain #readWriteLock() read-write
+ * lock} of that name are keys of their own.
  *
  * <pre>{@code
  * InMemoryReactiveLock locks = InMemoryReactiveLock.create();
@@ -51,42 +45,58 @@ import reactor.core.publisher.Mono;
  *         .verify();
  * }</pre>
  *
- * <p>Of the options it uses the acquire timeout, the renewal interval, the maximum lease time, the
- * scheduler and the {@linkplain LockOptions#listener() listener}, which hears the same events as
- * from the Redis lock, its durations measured on the scheduler's clock; waiters are served in
- * arrival order. A body running in this JVM always renews in time: its lease ends only by
- * {@link #expire}, the maximum lease time, or its end. {@link LockLease#remaining()} counts in
- * real time, also under virtual time. Thread-safe, and no caller ever waits for a lock: the state
- * is an immutable map replaced by compare-and-set.
+ * <p>Every timer (acquire timeout, renewal, maximum lease time, the TTL of a holder
+ * {@linkplain #lockElsewhere outside this process}) runs on {@link LockOptions#scheduler()}, so a
+ * {@code StepVerifier.withVirtualTime} test times out an acquisition or loses a lease without
+ * waiting; listener durations are measured on the scheduler's clock. A release hands the lock to
+ * its longest waiter at once, and wakes the waiters of permits and of a read-write lock; nothing
+ * polls, sleeps or blocks. A body running in this JVM always renews in time: its lease ends only by
+ * an {@code expire} hook, the maximum lease time, or its end. {@link LockLease#remaining()} counts
+ * in real time, also under virtual time. Thread-safe.
+ *
+ * <p>Needs only reactive-lock and Reactor: the test frameworks this artifact lists as optional
+ * are for its published contracts.
  */
-public final class InMemoryReactiveLock implements ReactiveLock {
+public final class InMemoryReactiveLock implements ReactiveLockClient, AutoCloseable {
 
     private final LockOptions options;
-    private final Slots slots;
-    private final LockCore<Session> core;
+    private final Keyspace keys;
+    private final LockCore<Keyspace.Call> core;
+    private final LockCore<Keyspace.Call> semaphoreCore;
+    private final LockCore<Keyspace.Call> readWriteCore;
+    private final LockCore<Keyspace.Call> multiCore;
+    private final List<LockCore<?>> cores;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    private InMemoryReactiveLock(LockOptions options, Slots slots) {
+    private InMemoryReactiveLock(LockOptions options, Keyspace keys) {
         this.options = Objects.requireNonNull(options, "options");
-        this.slots = slots;
-        this.core = new LockCore<>(options, Primitive.LOCK, new Store());
+        this.keys = keys;
+        this.core = new LockCore<>(options, Primitive.LOCK, keys);
+        this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, keys);
+        this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, keys);
+        this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, keys);
+        this.cores = List.of(core, semaphoreCore, readWriteCore, multiCore);
     }
 
-    /** An in-memory lock with the default options. */
+    /** An in-memory client with the default options, on keys of its own. */
     public static InMemoryReactiveLock create() {
         return create(LockOptions.defaults());
     }
 
-    /** An in-memory lock with the given acquire timeout, renewal interval, maximum lease time, scheduler and listener. */
+    /**
+     * An in-memory client on keys of its own, with the given acquire timeout, renewal interval,
+     * maximum lease time, bound on pending acquisitions, scheduler and listener.
+     */
     public static InMemoryReactiveLock create(LockOptions options) {
-        return new InMemoryReactiveLock(options, new Slots());
+        return new InMemoryReactiveLock(options, new Keyspace());
     }
 
     /**
-     * Another lock on the same locks as this one, with other options: as two clients of one Redis,
-     * they exclude each other per name.
+     * Another client on the same keys as this one, with other options: as two clients of one Redis
+     * (two processes, say), their primitives of one name see each other.
      */
     public InMemoryReactiveLock withOptions(LockOptions options) {
-        return new InMemoryReactiveLock(options, slots);
+        return new InMemoryReactiveLock(options, keys);
     }
 
     /**
@@ -104,295 +114,201 @@ public final class InMemoryReactiveLock implements ReactiveLock {
     }
 
     @Override
+    public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
+        return core.withLockMany(name, ttl, options.acquireTimeout(), body);
+    }
+
+    @Override
     public ReactiveLock withAcquireTimeout(Duration acquireTimeout) {
         return core.withAcquireTimeout(acquireTimeout);
     }
 
-    /** Bodies running with their renewal watchdog now; zero once every {@code withLock} has ended. */
-    public int activeLeases() {
-        return core.activeLeases();
+    /**
+     * The fair lock: the same lock key as this lock. A release here always hands the lock to its
+     * longest waiter, so this lock is served in arrival order already, and so is its fair view.
+     */
+    @Override
+    public ReactiveLock fair() {
+        return core.withAcquireTimeout(options.acquireTimeout());
     }
 
-    /** Whether anyone holds the lock {@code name} now. */
+    /**
+     * A semaphore of {@code capacity} permits per name; its permits are a key of their own, apart
+     * from the lock of the name.
+     *
+     * @throws IllegalArgumentException if {@code capacity} is below 1
+     */
+    @Override
+    public ReactiveSemaphore semaphore(int capacity) {
+        return Primitives.semaphore(semaphoreCore, capacity, (a, cap, permits) -> new Keyspace.PermitsCall(a, cap, permits));
+    }
+
+    /** The read-write lock: its writer and readers are keys of their own, apart from the lock of the name. */
+    @Override
+    public ReactiveReadWriteLock readWriteLock() {
+        return Primitives.readWriteLock(readWriteCore, Keyspace.ReadWriteCall::new);
+    }
+
+    /** The multi-lock: its names are this lock's, so a {@code withLocks} and a {@code withLock} on one name exclude each other. */
+    @Override
+    public ReactiveMultiLock multiLock() {
+        return Primitives.multiLock(multiCore, Keyspace.MultiCall::new,
+                (call, lease) -> ((Keyspace.MultiCall) call).fencingTokens);
+    }
+
+    /** The options every primitive of this client runs with. */
+    public LockOptions options() {
+        return options;
+    }
+
+    /** Bodies of this client's primitives running with their renewal watchdog now; zero once every one has ended. */
+    public int activeLeases() {
+        return cores.stream().mapToInt(LockCore::activeLeases).sum();
+    }
+
+    /**
+     * Closes this client: acquisitions requested afterwards, of any primitive, fail with
+     * {@link LockClosedException}; what is held stays until released. Other clients on the same keys
+     * go on.
+     */
+    @Override
+    public Mono<Void> closeAsync() {
+        return Mono.fromRunnable(this::close);
+    }
+
+    /** {@link #closeAsync()} at once: there is nothing to wait for in memory. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            cores.forEach(LockCore::close);
+        }
+    }
+
+    // ---- Test hooks: what is held, and holders that go away ----
+
+    /** Whether anyone holds the lock {@code name} now (by a lock, a fair lock or a multi-lock). */
     public boolean isLocked(String name) {
-        Slot slot = slots.map.get().get(name);
-        return slot != null && slot.holder() != null;
+        return keys.isLocked(name);
     }
 
     /** The names of the locks held now, sorted. */
     public Set<String> lockedNames() {
-        Set<String> names = new TreeSet<>();
-        slots.map.get().forEach((name, slot) -> {
-            if (slot.holder() != null) {
-                names.add(name);
-            }
-        });
-        return names;
+        return keys.lockedNames();
+    }
+
+    /** The permits of the semaphore {@code name} held now, of every capacity. */
+    public int permitsHeld(String name) {
+        return keys.permitsHeld(name);
+    }
+
+    /** How many readers hold the read-write lock {@code name} now. */
+    public int readers(String name) {
+        return keys.readers(name);
+    }
+
+    /** Whether a writer holds the read-write lock {@code name} now. */
+    public boolean isWriteLocked(String name) {
+        return keys.isWriteLocked(name);
+    }
+
+    /** How many writers wait for the read-write lock {@code name} now (while any does, new readers wait too). */
+    public int writersWaiting(String name) {
+        return keys.writersWaiting(name);
+    }
+
+    /** The names with anything held or waited for now, of every primitive, sorted. */
+    public Set<String> names() {
+        return keys.names();
     }
 
     /**
-     * Ends the current lease of {@code name} as if its TTL had run out unnoticed (a holder paused
-     * past its lease): the lock goes to the next waiter at once, and the holder's body fails with
-     * {@link LockLostException} at its next renewal.
+     * Ends the current lease of the lock {@code name} (a lock's, a fair lock's, or a multi-lock's
+     * that holds it) as if its TTL had run out unnoticed (a holder paused past its lease): the lock
+     * goes to the next waiter at once, and the holder's body fails with {@link LockLostException}
+     * at its next renewal.
      *
      * @return whether the lock was held
      */
     public boolean expire(String name) {
-        return freeIfHeldBy(name, null);
+        return keys.expireLock(name);
+    }
+
+    /**
+     * Ends every lease on the permits of {@code name} as if their TTL had run out unnoticed: the
+     * permits come back at once, and each holder's body fails with {@link LockLostException} at its
+     * next renewal.
+     *
+     * @return whether any permits were held
+     */
+    public boolean expirePermits(String name) {
+        return keys.expirePermits(name);
+    }
+
+    /**
+     * Ends the writer's and every reader's lease on the read-write lock {@code name} as if their TTL
+     * had run out unnoticed: the lock is free at once, and each holder's body fails with
+     * {@link LockLostException} at its next renewal.
+     *
+     * @return whether anyone held it
+     */
+    public boolean expireReadWriteLock(String name) {
+        return keys.expireReadWrite(name);
     }
 
     /**
      * Takes the lock {@code name} for a holder outside this process that never renews nor releases
-     * it, as a crashed instance would, if it is free: it expires after {@code ttl} on the
-     * scheduler (virtual time inside {@code StepVerifier.withVirtualTime}).
+     * it, as a crashed instance would, if it is free: it expires after {@code ttl} on the scheduler
+     * (virtual time inside {@code StepVerifier.withVirtualTime}).
      *
      * @return whether the lock was free and is now held by the outside holder
      */
     public boolean lockElsewhere(String name, Duration ttl) {
+        return elsewhere(name, ttl, Keyspace.LOCK);
+    }
+
+    /**
+     * Takes {@code permits} of the permits of {@code name} for an outside holder that never renews
+     * nor releases them, if they fit in {@code capacity}: they come back after {@code ttl} on the
+     * scheduler.
+     *
+     * @return whether the permits were taken
+     * @throws IllegalArgumentException if {@code permits} is not from 1 to {@code capacity}
+     */
+    public boolean holdElsewhere(String name, int capacity, int permits, Duration ttl) {
+        if (permits < 1 || permits > capacity) {
+            throw new IllegalArgumentException("permits must be from 1 to the capacity (" + capacity + "), got " + permits);
+        }
+        return elsewhere(name, ttl, Keyspace.permits(capacity, permits));
+    }
+
+    /**
+     * Takes the read lock {@code name} for a reader outside this process that never renews nor
+     * releases it, if a reader may enter now: its lease ends after {@code ttl} on the scheduler.
+     *
+     * @return whether the reader entered
+     */
+    public boolean readElsewhere(String name, Duration ttl) {
+        return elsewhere(name, ttl, Keyspace.READ);
+    }
+
+    /**
+     * Takes the write lock {@code name} for a writer outside this process that never renews nor
+     * releases it, if it is free: its lease ends after {@code ttl} on the scheduler.
+     *
+     * @return whether the writer took it
+     */
+    public boolean writeElsewhere(String name, Duration ttl) {
+        return elsewhere(name, ttl, Keyspace.WRITE);
+    }
+
+    private boolean elsewhere(String name, Duration ttl, Keyspace.TakeElsewhere take) {
         Arguments.checkName(name);
         Arguments.checkTtl(ttl, options);
-        Holding outsider = new Holding();
-        boolean taken = slots.change(map -> {
-            Slot slot = map.getOrDefault(name, Slot.FREE);
-            return slot.holder() != null
-                    ? new Change<>(map, false)
-                    : new Change<>(with(map, name, slot.heldBy(outsider, slots.nextFencingToken())), true);
-        });
-        if (taken) {
-            outsider.expiry = options.scheduler().schedule(() -> freeIfHeldBy(name, outsider),
-                    ttl.toNanos(), TimeUnit.NANOSECONDS);
-        }
-        return taken;
+        return keys.holdElsewhere(name, ttl, options.scheduler(), take);
     }
 
     @Override
     public String toString() {
         return "InMemoryReactiveLock{" + options + "}";
-    }
-
-    /**
-     * Frees {@code name} if {@code holding} holds it ({@code null}: whoever does) and hands it to
-     * the longest waiter; returns whether it was freed.
-     */
-    private boolean freeIfHeldBy(String name, @Nullable Holding holding) {
-        Freed freed = slots.change(map -> {
-            Slot slot = map.get(name);
-            if (slot == null || slot.holder() == null || (holding != null && slot.holder() != holding)) {
-                return new Change<>(map, null);
-            }
-            return free(map, name, slot);
-        });
-        if (freed == null) {
-            return false;
-        }
-        freed.deliver(options);
-        return true;
-    }
-
-    /** The slots after {@code name}'s holder left: the longest waiter holds it, or nobody. */
-    private Change<Freed> free(Map<String, Slot> map, String name, Slot slot) {
-        Holding previous = Objects.requireNonNull(slot.holder());
-        if (slot.waiters().isEmpty()) {
-            return new Change<>(with(map, name, null), new Freed(previous, null, 0));
-        }
-        Session next = slot.waiters().get(0);
-        long fence = slots.nextFencingToken();
-        Slot handed = new Slot(next, fence, slot.waiters().subList(1, slot.waiters().size()));
-        return new Change<>(with(map, name, handed), new Freed(previous, next, fence));
-    }
-
-    /** A copy of {@code map} with {@code name} set to {@code slot}, or removed if it is null. */
-    private static Map<String, Slot> with(Map<String, Slot> map, String name, @Nullable Slot slot) {
-        Map<String, Slot> copy = new HashMap<>(map);
-        if (slot == null) {
-            copy.remove(name);
-        } else {
-            copy.put(name, slot);
-        }
-        return Collections.unmodifiableMap(copy);
-    }
-
-    /**
-     * The locks of one or more {@link InMemoryReactiveLock}s: an immutable map replaced by
-     * compare-and-set, so that no caller ever waits for another (a test double of a non-blocking
-     * lock must not block either).
-     */
-    private static final class Slots {
-        final AtomicReference<Map<String, Slot>> map = new AtomicReference<>(Map.of());
-        private final AtomicLong lastFencingToken = new AtomicLong();
-
-        /**
-         * A fencing token above every one issued before. Drawn inside a change that may be retried:
-         * a retry skips numbers, and a holder's token is still drawn after its predecessor's.
-         */
-        long nextFencingToken() {
-            return lastFencingToken.incrementAndGet();
-        }
-
-        /** Applies {@code change} atomically, retrying it on a concurrent change; returns its result. */
-        <R> R change(Function<Map<String, Slot>, Change<R>> change) {
-            while (true) {
-                Map<String, Slot> before = map.get();
-                Change<R> c = change.apply(before);
-                if (c.after() == before || map.compareAndSet(before, c.after())) {
-                    return c.result();
-                }
-            }
-        }
-    }
-
-    /** The new slots, and what the change decided. */
-    private record Change<R>(Map<String, Slot> after, R result) {}
-
-    /** One lock name: its holder, the holder's fencing token and the waiters in arrival order. Immutable. */
-    private record Slot(@Nullable Holding holder, long fencingToken, List<Session> waiters) {
-        static final Slot FREE = new Slot(null, 0, List.of());
-
-        Slot heldBy(Holding holding, long fence) {
-            return new Slot(holding, fence, waiters);
-        }
-
-        Slot withWaiter(Session session) {
-            List<Session> more = new ArrayList<>(waiters);
-            more.add(session);
-            return new Slot(holder, fencingToken, List.copyOf(more));
-        }
-
-        Slot without(Session session) {
-            List<Session> fewer = new ArrayList<>(waiters);
-            fewer.remove(session);
-            return new Slot(holder, fencingToken, List.copyOf(fewer));
-        }
-    }
-
-    /** Whoever holds a slot: an acquisition, or an outside holder that expires by its TTL. */
-    private static class Holding {
-        volatile @Nullable Disposable expiry;
-    }
-
-    /** What freeing a slot did: the holder that left and the waiter (with its token) that got the lock, if any. */
-    private record Freed(Holding previous, @Nullable Session next, long fence) {
-        void deliver(LockOptions options) {
-            Disposable expiry = previous.expiry;
-            if (expiry != null) {
-                expiry.dispose();
-            }
-            Session s = next;
-            if (s != null) {
-                long sentAt = System.nanoTime();
-                // On the scheduler, as a Redis reply would arrive: the next body must not run on the releaser's stack.
-                options.scheduler().schedule(() -> s.acquisition.handOver(fence, sentAt));
-            }
-        }
-    }
-
-    /** One acquisition's place in the slots: the holder of a slot or one of its waiters. */
-    private static final class Session extends Holding {
-        final LockCore<Session>.Acquisition acquisition;
-
-        Session(LockCore<Session>.Acquisition acquisition) {
-            this.acquisition = acquisition;
-        }
-    }
-
-    /**
-     * The in-memory store: an attempt takes a free slot or joins its line, and a release hands the
-     * slot to the longest waiter, so waiters never poll: they pause until handed the lock.
-     */
-    private final class Store implements LockStore<Session> {
-
-        @Override
-        public Session open(LockCore<Session>.Acquisition acquisition) {
-            return new Session(acquisition);
-        }
-
-        @Override
-        public CompletionStage<Reply> acquire(Session session) {
-            String name = session.acquisition.name();
-            long fence = slots.change(map -> {
-                Slot slot = map.getOrDefault(name, Slot.FREE);
-                if (slot.holder() == session) {
-                    return new Change<>(map, slot.fencingToken()); // handed over a while ago
-                }
-                if (slot.holder() == null) {
-                    long next = slots.nextFencingToken();
-                    return new Change<>(with(map, name, slot.heldBy(session, next)), next);
-                }
-                return slot.waiters().contains(session)
-                        ? new Change<>(map, 0L)
-                        : new Change<>(with(map, name, slot.withWaiter(session)), 0L);
-            });
-            return CompletableFuture.completedFuture(fence > 0
-                    ? Reply.granted(fence, session.acquisition.ttl().toNanos())
-                    : Reply.busy());
-        }
-
-        @Override
-        public Mono<Void> renew(Session session, Lease lease) {
-            return Mono.defer(() -> {
-                Slot slot = slots.map.get().get(session.acquisition.name());
-                if (slot == null || slot.holder() != session) {
-                    return Mono.error(new LockLostException(session.acquisition.name(), "it expired or another holder took it",
-                            null));
-                }
-                lease.extendTo(System.nanoTime() + session.acquisition.ttl().toNanos());
-                return Mono.empty();
-            });
-        }
-
-        @Override
-        public Mono<Void> release(Session session) {
-            return Mono.fromRunnable(() -> leave(session));
-        }
-
-        @Override
-        public CompletionStage<?> releaseAbandoned(Session session) {
-            leave(session);
-            return CompletableFuture.completedFuture(null);
-        }
-
-        /** Frees the lock if {@code session} holds it (handing it to the next waiter), else takes it out of the line. */
-        private void leave(Session session) {
-            String name = session.acquisition.name();
-            Freed freed = slots.change(map -> {
-                Slot slot = map.get(name);
-                if (slot == null) {
-                    return new Change<>(map, null);
-                }
-                if (slot.holder() == session) {
-                    return free(map, name, slot);
-                }
-                return slot.waiters().contains(session)
-                        ? new Change<>(with(map, name, slot.without(session)), null)
-                        : new Change<>(map, null);
-            });
-            if (freed != null) {
-                freed.deliver(options);
-                if (freed.next() != null) {
-                    session.acquisition.handedOff();
-                }
-            }
-        }
-
-        @Override
-        public boolean isTransient(Throwable error) {
-            return false;
-        }
-
-        /** A waiter is in the slot's line: it is handed the lock, so it never polls. */
-        @Override
-        public @Nullable Duration pause(Session session, long retry) {
-            return null;
-        }
-
-        @Override
-        public boolean measuresOnSchedulerClock() {
-            return true;
-        }
-
-        @Override
-        public String toString() {
-            return "InMemoryReactiveLock.Store";
-        }
     }
 }

@@ -4,26 +4,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
-import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LeaseTimeExceededException;
 import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockAcquisitionException.Reason;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveMultiLock;
 import io.reactivelock.ReentrantReactiveLock;
 import io.reactivelock.TooManyPendingAcquisitionsException;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-import org.awaitility.core.ConditionFactory;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
@@ -38,8 +41,10 @@ import reactor.util.context.ContextView;
 
 /**
  * What every {@link ReactiveLock} does, written once against the interface and run against each
- * implementation by a subclass (the Redis lock in both modes, Redlock, the in-memory double), so
- * they cannot drift. The reentrancy tests run {@link ReentrantReactiveLock} over each one.
+ * implementation by a subclass (the Redis client and its fair lock, standalone and on a Cluster,
+ * Redlock, the in-memory client), so they cannot drift. The reentrancy tests run
+ * {@link ReentrantReactiveLock} over each one; the multi-lock tests, a multi-lock of the same store
+ * ({@link #newMultiLock}) against the lock, where the implementation has one.
  *
  * <p>Published in reactive-lock-test: a user's own {@code ReactiveLock} decorator can run it by
  * extending this class.
@@ -60,6 +65,15 @@ public abstract class ReactiveLockContract {
     protected abstract boolean isLocked(String name);
 
     /**
+     * A multi-lock of the same store as {@link #newLock} (on Redis: of the same deployment), with
+     * {@code options}, closed by the subclass; or {@code null} (the default) for an implementation
+     * that has none, which skips the tests of a multi-lock and a lock on one name.
+     */
+    protected @Nullable ReactiveMultiLock newMultiLock(LockOptions options) {
+        return null;
+    }
+
+    /**
      * Whether the implementation issues fencing tokens (Redlock does not): the declared capability
      * by which the fencing checks are skipped, itself checked against every lease.
      */
@@ -77,8 +91,9 @@ public abstract class ReactiveLockContract {
         return lock;
     }
 
-    private static ConditionFactory eventually() {
-        return await().atMost(WAIT).pollInterval(Duration.ofMillis(10));
+    /** Waits for what the lock does in the background, up to {@link #WAIT}. */
+    private static void eventually(Callable<Boolean> condition) {
+        Eventually.until(WAIT, condition);
     }
 
     /** {@link #isLocked} from a body: hops off the reactive thread that runs the body to call it. */
@@ -133,11 +148,11 @@ public abstract class ReactiveLockContract {
     void cancellingWhileTheBodyRunsCancelsTheBodyAndReleasesTheLock() {
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         Disposable running = lock().withLock("a", TTL, body.mono()).subscribe();
-        eventually().until(() -> isLocked("a"));
+        eventually(() -> isLocked("a"));
         body.assertWasSubscribed();
         running.dispose();
         body.assertWasCancelled();
-        eventually().until(() -> !isLocked("a"));
+        eventually(() -> !isLocked("a"));
     }
 
     @Test
@@ -213,14 +228,21 @@ public abstract class ReactiveLockContract {
         AtomicReference<Disposable> next = new AtomicReference<>();
         StepVerifier.create(lock().withLock("a", Duration.ofMillis(300), body.mono()))
                 .expectSubscription()
-                .then(() -> eventually().until(() -> isLocked("a")))
+                .then(() -> eventually(() -> isLocked("a")))
                 .then(() -> expireLease("a"))
                 .then(() -> next.set(lock().withLock("a", TTL, nextBody.mono()).subscribe()))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
                         .hasMessageContaining("'a'"))
                 .verify(WAIT);
         body.assertWasCancelled();
-        eventually().until(nextBody::wasSubscribed);
+        eventually(nextBody::wasSubscribed);
+        // The lost holder's release was sent before its error came; a one-try acquisition through the
+        // same lock goes after it (on the same connection, for a Redis lock): once refused as busy, the
+        // release has run, and can be checked.
+        StepVerifier.create(lock().withAcquireTimeout(Duration.ZERO).withLock("a", TTL, Mono.just("taken")))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class)
+                        .satisfies(x -> assertThat(((LockAcquisitionException) x).reason()).isEqualTo(Reason.BUSY)))
+                .verify(WAIT);
         assertThat(isLocked("a")).as("the next holder keeps the lock").isTrue();
         next.get().dispose();
     }
@@ -245,7 +267,7 @@ public abstract class ReactiveLockContract {
     void aWaiterGetsTheLockOnceTheHolderReleasesIt() throws Exception {
         Sinks.One<String> holderDone = Sinks.one();
         Disposable holder = lock().withLock("a", TTL, holderDone.asMono()).subscribe();
-        eventually().until(() -> isLocked("a"));
+        eventually(() -> isLocked("a"));
         CompletableFuture<String> waiter = lock().withLock("a", TTL, Mono.just("mine")).toFuture();
         assertThat(waiter).isNotDone();
         holderDone.tryEmitValue("done");
@@ -256,7 +278,7 @@ public abstract class ReactiveLockContract {
     @Test
     void aLockHeldForTheWholeAcquireTimeoutFailsWithLockAcquisitionExceptionAndTheBodyNeverRuns() {
         Disposable holder = lock().withLock("a", TTL, Mono.never()).subscribe();
-        eventually().until(() -> isLocked("a"));
+        eventually(() -> isLocked("a"));
         ReactiveLock impatient = newLock(LockOptions.builder().acquireTimeout(Duration.ofMillis(300)).build());
         PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
         StepVerifier.create(impatient.withLock("a", TTL, body.mono()))
@@ -277,12 +299,122 @@ public abstract class ReactiveLockContract {
     @Test
     void aZeroAcquireTimeoutFailsAtOnceWhenTheLockIsBusy() {
         Disposable holder = lock().withLock("a", TTL, Mono.never()).subscribe();
-        eventually().until(() -> isLocked("a"));
+        eventually(() -> isLocked("a"));
         ReactiveLock once = newLock(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
         StepVerifier.create(once.withLock("a", TTL, Mono.just("x")))
                 .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).attempts()).isEqualTo(1))
                 .verify(WAIT);
         holder.dispose();
+    }
+
+    // ---- A multi-lock and a lock of one name ----
+
+    /** A multi-lock of the same store with {@code options}; skips the test if the implementation has none. */
+    private ReactiveMultiLock multiLock(LockOptions options) {
+        ReactiveMultiLock multi = newMultiLock(options);
+        assumeTrue(multi != null, "the implementation has no multi-lock on the same store");
+        return multi;
+    }
+
+    private static void assertBusy(Mono<?> acquisition, PublisherProbe<?> body) {
+        StepVerifier.create(acquisition)
+                .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason())
+                        .isEqualTo(LockAcquisitionException.Reason.BUSY))
+                .verify(WAIT);
+        body.assertWasNotSubscribed();
+    }
+
+    @Test
+    void aMultiLockWaitsForALockHeldOnOneOfItsNames() throws Exception {
+        ReactiveMultiLock once = multiLock(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        Disposable holder = lock().withLock("b", TTL, holderDone.asMono()).subscribe();
+        eventually(() -> isLocked("b"));
+
+        PublisherProbe<String> refused = PublisherProbe.of(Mono.just("x"));
+        assertBusy(once.withLocks(List.of("a", "b"), TTL, refused.mono()), refused);
+        assertThat(isLocked("a")).as("all or none: the free name was not kept").isFalse();
+
+        ReactiveMultiLock patient = multiLock(LockOptions.builder().acquireTimeout(Duration.ofSeconds(5)).build());
+        CompletableFuture<Boolean> multi = patient.withLocks(List.of("a", "b"), TTL,
+                lease -> lockedNow("a").zipWith(lockedNow("b"), Boolean::logicalAnd)).toFuture();
+        assertThat(multi).isNotDone();
+        holderDone.tryEmitEmpty();
+        assertThat(multi.get(WAIT.toSeconds(), TimeUnit.SECONDS)).as("both names held by the multi-lock").isTrue();
+        holder.dispose();
+        assertThat(isLocked("a") || isLocked("b")).isFalse();
+    }
+
+    @Test
+    void aLockWaitsForAMultiLockHoldingItsName() throws Exception {
+        ReactiveMultiLock multi = multiLock(LockOptions.builder().acquireTimeout(Duration.ofSeconds(5)).build());
+        Sinks.Empty<Void> multiDone = Sinks.empty();
+        Disposable holder = multi.withLocks(List.of("a", "b"), TTL, multiDone.asMono()).subscribe();
+        eventually(() -> isLocked("a") && isLocked("b"));
+
+        ReactiveLock once = newLock(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        for (String name : List.of("a", "b")) {
+            PublisherProbe<String> refused = PublisherProbe.of(Mono.just("x"));
+            assertBusy(once.withLock(name, TTL, refused.mono()), refused);
+        }
+        CompletableFuture<String> waiter = lock().withLock("b", TTL, Mono.just("after the multi-lock")).toFuture();
+        multiDone.tryEmitEmpty();
+        assertThat(waiter.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo("after the multi-lock");
+        holder.dispose();
+    }
+
+    // ---- withLockMany: a body of many values ----
+
+    @Test
+    void withLockManyPassesTheBodysValuesWhileHeldAndReleasesBeforeItCompletes() {
+        StepVerifier.create(lock().withLockMany("a", TTL, lease -> Flux.just("x", "y")
+                        .concatWith(lockedNow("a").map(held -> "held=" + held + " name=" + lease.name()))))
+                .expectNext("x", "y", "held=true name=a")
+                .verifyComplete();
+        assertThat(isLocked("a")).as("released before the completion was signalled").isFalse();
+    }
+
+    @Test
+    void withLockManyPassesTheBodysErrorUnchangedAfterItsValuesAndReleases() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        StepVerifier.create(lock().withLockMany("a", TTL, lease -> Flux.just(1).concatWith(Flux.error(boom))))
+                .expectNext(1)
+                .expectErrorSatisfies(e -> assertThat(e).isSameAs(boom))
+                .verify(WAIT);
+        assertThat(isLocked("a")).isFalse();
+    }
+
+    @Test
+    void cancellingWithLockManyCancelsTheBodyAndReleases() {
+        PublisherProbe<Long> body = PublisherProbe.of(Flux.<Long>never().startWith(0L));
+        List<Long> received = new CopyOnWriteArrayList<>();
+        Disposable running = lock().withLockMany("a", TTL, lease -> body.flux()).subscribe(received::add);
+        eventually(() -> received.size() == 1);
+        assertThat(isLocked("a")).isTrue();
+        running.dispose();
+        body.assertWasCancelled();
+        eventually(() -> !isLocked("a"));
+    }
+
+    @Test
+    void anotherAcquirerWaitsWhileTheWithLockManyBodyRunsAndGetsTheLockWhenItEnds() throws Exception {
+        Sinks.Many<String> values = Sinks.many().unicast().onBackpressureBuffer();
+        List<String> received = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> many = lock().withLockMany("a", TTL, lease -> values.asFlux())
+                .doOnNext(received::add).then().toFuture();
+        eventually(() -> isLocked("a"));
+        CompletableFuture<String> waiter = lock().withLock("a", TTL, Mono.just("after")).toFuture();
+
+        values.tryEmitNext("first");
+        eventually(() -> received.equals(List.of("first")));
+        ReactiveLock once = newLock(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        PublisherProbe<String> refused = PublisherProbe.of(Mono.just("x"));
+        assertBusy(once.withLock("a", TTL, refused.mono()), refused);
+        assertThat(waiter).as("waits while the body runs").isNotDone();
+
+        values.tryEmitComplete();
+        many.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(waiter.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo("after");
     }
 
     // ---- Mutual exclusion ----
@@ -406,7 +538,7 @@ public abstract class ReactiveLockContract {
     @Test
     void aPerCallAcquireTimeoutOverridesTheOptionsAndSharesTheLock() {
         Disposable holder = lock().withLock("a", TTL, Mono.never()).subscribe();
-        eventually().until(() -> isLocked("a"));
+        eventually(() -> isLocked("a"));
         ReactiveLock patient = newLock(LockOptions.builder().acquireTimeout(Duration.ofMinutes(5)).build());
         StepVerifier.create(patient.withAcquireTimeout(Duration.ofMillis(200)).withLock("a", TTL, Mono.just("x")))
                 .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason())
@@ -416,7 +548,7 @@ public abstract class ReactiveLockContract {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("acquireTimeout");
         assertThatThrownBy(() -> patient.withAcquireTimeout(null)).isInstanceOf(NullPointerException.class);
         holder.dispose();
-        eventually().until(() -> !isLocked("a"));
+        eventually(() -> !isLocked("a"));
         StepVerifier.create(patient.withAcquireTimeout(Duration.ZERO).withLock("a", TTL, Mono.just("x")))
                 .expectNext("x").verifyComplete();
     }
@@ -424,7 +556,7 @@ public abstract class ReactiveLockContract {
     @Test
     void acquisitionsPastMaxPendingAreRefusedWithTheirReasonAndNothingIsSent() {
         Disposable holder = lock().withLock("a", TTL, Mono.never()).subscribe();
-        eventually().until(() -> isLocked("a"));
+        eventually(() -> isLocked("a"));
         RecordingListener events = new RecordingListener();
         ReactiveLock bounded = newLock(LockOptions.builder().maxPendingAcquisitions(1).listener(events).build());
         Disposable waiting = bounded.withLock("a", TTL, Mono.just(1)).subscribe();
@@ -457,7 +589,7 @@ public abstract class ReactiveLockContract {
         ReactiveLock lock = listenedTo(events);
         Sinks.Empty<Void> finish = Sinks.empty();
         Disposable holder = lock.withLock("a", TTL, finish.asMono()).subscribe();
-        eventually().until(() -> events.list.contains("acquired a"));
+        eventually(() -> events.list.contains("acquired a"));
 
         StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).verifyError(LockAcquisitionException.class);
         assertThat(events.failures).singleElement()
@@ -466,7 +598,7 @@ public abstract class ReactiveLockContract {
                         .isEqualTo(LockAcquisitionException.Reason.BUSY));
 
         finish.tryEmitEmpty();
-        eventually().until(() -> events.list.contains("released a"));
+        eventually(() -> events.list.contains("released a"));
         assertThat(events.list).containsExactly("acquired a", "acquireFailed a", "released a");
         holder.dispose();
     }
@@ -488,9 +620,9 @@ public abstract class ReactiveLockContract {
         RecordingListener events = new RecordingListener();
         Sinks.Empty<Void> finish = Sinks.empty();
         Disposable holder = listenedTo(events).withLock("a", Duration.ofMillis(300), finish.asMono()).subscribe();
-        eventually().until(() -> events.list.stream().filter("renewed a"::equals).count() >= 2);
+        eventually(() -> events.list.stream().filter("renewed a"::equals).count() >= 2);
         finish.tryEmitEmpty();
-        eventually().until(() -> events.list.contains("released a"));
+        eventually(() -> events.list.contains("released a"));
         assertThat(events.list).first().isEqualTo("acquired a");
         assertThat(events.list).last().isEqualTo("released a");
         holder.dispose();
@@ -501,7 +633,7 @@ public abstract class ReactiveLockContract {
         RecordingListener events = new RecordingListener();
         StepVerifier.create(listenedTo(events).withLock("a", Duration.ofMillis(300), Mono.never()))
                 .expectSubscription()
-                .then(() -> eventually().until(() -> events.list.contains("acquired a")))
+                .then(() -> eventually(() -> events.list.contains("acquired a")))
                 .then(() -> expireLease("a"))
                 .expectError(LockLostException.class)
                 .verify(WAIT);
@@ -527,7 +659,7 @@ public abstract class ReactiveLockContract {
         RecordingListener events = new RecordingListener();
         StepVerifier.create(listenedTo(events).withLock("a", TTL, Mono.never()))
                 .expectSubscription()
-                .then(() -> eventually().until(() -> events.list.contains("acquired a")))
+                .then(() -> eventually(() -> events.list.contains("acquired a")))
                 .thenCancel()
                 .verify(WAIT);
         assertThat(events.list).containsExactly("acquired a", "released a");
@@ -644,7 +776,7 @@ public abstract class ReactiveLockContract {
                     return Mono.never();
                 })))
                 .expectSubscription()
-                .then(() -> eventually().until(() -> isLocked("a")))
+                .then(() -> eventually(() -> isLocked("a")))
                 .then(() -> expireLease("a"))
                 .expectError(LockLostException.class)
                 .verify(WAIT);

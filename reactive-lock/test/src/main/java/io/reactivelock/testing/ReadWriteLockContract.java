@@ -2,7 +2,6 @@ package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
@@ -10,6 +9,7 @@ import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveReadWriteLock;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Function;
-import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -92,8 +91,9 @@ public abstract class ReadWriteLockContract {
         return write ? lock.withWriteLock(name, ttl, body) : lock.withReadLock(name, ttl, body);
     }
 
-    private static ConditionFactory eventually() {
-        return await().atMost(WAIT).pollInterval(Duration.ofMillis(10));
+    /** Waits for what the lock does in the background, up to {@link #WAIT}. */
+    private static void eventually(Callable<Boolean> condition) {
+        Eventually.until(WAIT, condition);
     }
 
     private boolean isHeld(String name) {
@@ -144,13 +144,30 @@ public abstract class ReadWriteLockContract {
     void cancellingWhileTheBodyRunsCancelsItAndReleases(boolean write) {
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         Disposable running = with(lock(), write, "a", TTL, lease -> body.mono()).subscribe();
-        eventually().until(() -> isHeld("a"));
+        eventually(() -> isHeld("a"));
         running.dispose();
         body.assertWasCancelled();
-        eventually().until(() -> !isHeld("a"));
+        eventually(() -> !isHeld("a"));
     }
 
     // ---- Readers and writers ----
+
+    /** Neither upgrade nor downgrade: the other mode asked for inside a held lock waits for itself, then fails busy. */
+    @ParameterizedTest(name = "outer write lock: {0}")
+    @ValueSource(booleans = {true, false})
+    void theOtherModeOfAHeldNameTakenInsideItWaitsForItselfUntilTheAcquireTimeout(boolean outerWrite) {
+        ReactiveReadWriteLock impatient = newLock(LockOptions.builder().acquireTimeout(Duration.ofMillis(300)).build());
+        PublisherProbe<String> inner = PublisherProbe.of(Mono.just("inner"));
+        StepVerifier.create(with(impatient, outerWrite, "a", TTL, outer -> Mono.just(outer)
+                        .publishOn(Schedulers.boundedElastic())
+                        .flatMap(o -> with(impatient, !outerWrite, "a", TTL, lease -> inner.mono()))))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class)
+                        .satisfies(x -> assertThat(((LockAcquisitionException) x).reason())
+                                .isEqualTo(LockAcquisitionException.Reason.BUSY)))
+                .verify(WAIT);
+        inner.assertWasNotSubscribed();
+        eventually(() -> !isHeld("a"));
+    }
 
     @Test
     void manyReadersHoldAtOnceAndAWriterWaitsForTheLastOfThem() throws Exception {
@@ -160,12 +177,12 @@ public abstract class ReadWriteLockContract {
             readerDone.add(done);
             lock().withReadLock("a", TTL, done.asMono()).subscribe();
         }
-        eventually().until(() -> readers("a") == 3);
+        eventually(() -> readers("a") == 3);
         assertBusy(once(), true, "a");
         CompletableFuture<String> writer = lock().withWriteLock("a", TTL, holdersNow("a")).toFuture();
         readerDone.get(0).tryEmitEmpty();
         readerDone.get(1).tryEmitEmpty();
-        eventually().until(() -> readers("a") == 1);
+        eventually(() -> readers("a") == 1);
         assertThat(writer).as("one reader still holds").isNotDone();
         readerDone.get(2).tryEmitEmpty();
         assertThat(writer.get(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the writer is alone").isEqualTo("w");
@@ -175,7 +192,7 @@ public abstract class ReadWriteLockContract {
     void aWriterKeepsOutReadersAndWriters() throws Exception {
         Sinks.Empty<Void> writerDone = Sinks.empty();
         lock().withWriteLock("a", TTL, writerDone.asMono()).subscribe();
-        eventually().until(() -> isWriteLocked("a"));
+        eventually(() -> isWriteLocked("a"));
         assertBusy(once(), false, "a");
         assertBusy(once(), true, "a");
         CompletableFuture<String> reader = lock().withReadLock("a", TTL, holdersNow("a")).toFuture();
@@ -187,18 +204,18 @@ public abstract class ReadWriteLockContract {
     void aWaitingWriterKeepsNewReadersOutAndGetsTheLockBeforeThem() throws Exception {
         Sinks.Empty<Void> firstReaderDone = Sinks.empty();
         Disposable firstReader = lock().withReadLock("a", TTL, firstReaderDone.asMono()).subscribe();
-        eventually().until(() -> readers("a") == 1);
+        eventually(() -> readers("a") == 1);
         Sinks.Empty<Void> writerDone = Sinks.empty();
         PublisherProbe<Void> writerBody = PublisherProbe.of(writerDone.asMono());
         Disposable writer = lock().withWriteLock("a", TTL, writerBody.mono()).subscribe();
-        eventually().until(() -> writersWaiting("a") == 1);
+        eventually(() -> writersWaiting("a") == 1);
 
         // Only a reader holds the lock, yet a reader arriving now is refused: the writer waits.
         assertBusy(once(), false, "a");
         PublisherProbe<String> laterReaderBody = PublisherProbe.of(Mono.just("later reader"));
         CompletableFuture<String> laterReader = lock().withReadLock("a", TTL, laterReaderBody.mono()).toFuture();
         firstReaderDone.tryEmitEmpty();
-        eventually().until(writerBody::wasSubscribed);
+        eventually(writerBody::wasSubscribed);
         laterReaderBody.assertWasNotSubscribed();
         writerDone.tryEmitEmpty();
         assertThat(laterReader.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo("later reader");
@@ -209,12 +226,12 @@ public abstract class ReadWriteLockContract {
     @Test
     void aWaitingWriterThatGivesUpLetsTheReadersIn() throws Exception {
         Disposable reader = lock().withReadLock("a", TTL, Mono.never()).subscribe();
-        eventually().until(() -> readers("a") == 1);
+        eventually(() -> readers("a") == 1);
         // A 10 s waiter lease (5 x the longest backoff step): the reader, which waits 5 s at most,
         // gets in only if the writer that gives up takes itself out of the waiting writers.
         ReactiveReadWriteLock slowPolling = newLock(LockOptions.builder().backoff(Duration.ofMillis(5), Duration.ofSeconds(2)).build());
         Disposable writer = slowPolling.withWriteLock("a", TTL, Mono.never()).subscribe();
-        eventually().until(() -> writersWaiting("a") == 1);
+        eventually(() -> writersWaiting("a") == 1);
         CompletableFuture<String> laterReader = lock().withReadLock("a", TTL, holdersNow("a")).toFuture();
         writer.dispose();
         assertThat(laterReader.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo("r2");
@@ -256,7 +273,7 @@ public abstract class ReadWriteLockContract {
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         StepVerifier.create(with(listened, write, "a", Duration.ofMillis(300), lease -> body.mono()))
                 .expectSubscription()
-                .then(() -> eventually().until(() -> isHeld("a")))
+                .then(() -> eventually(() -> isHeld("a")))
                 .then(() -> expire("a"))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class).hasMessageContaining("'a'"))
                 .verify(WAIT);
@@ -269,10 +286,10 @@ public abstract class ReadWriteLockContract {
     void aDeadReaderStopsKeepingWritersOutAfterItsTtlWhileAnotherReaderStillHolds() throws Exception {
         Sinks.Empty<Void> liveDone = Sinks.empty();
         lock().withReadLock("a", TTL, liveDone.asMono()).subscribe();
-        eventually().until(() -> readers("a") == 1);
+        eventually(() -> readers("a") == 1);
         assertThat(readElsewhere("a", Duration.ofSeconds(1))).isTrue();
         assertThat(readers("a")).isEqualTo(2);
-        eventually().until(() -> readers("a") == 1);
+        eventually(() -> readers("a") == 1);
         // The live reader leaves: the writer enters at once, not when the live reader's 30 s lease would have ended.
         liveDone.tryEmitEmpty();
         StepVerifier.create(lock().withWriteLock("a", TTL, holdersNow("a"))).expectNext("w").verifyComplete();
@@ -389,11 +406,10 @@ public abstract class ReadWriteLockContract {
                 .then()
                 .block(Duration.ofMinutes(2));
         // The TTL is a minute: what is gone within a second was released, not expired.
-        await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
-                .untilAsserted(() -> {
-                    assertThat(activeLeases()).as("renewals running").isZero();
-                    assertThat(namesLeft()).as("names with holders or waiting writers left").isEmpty();
-                });
+        Eventually.untilAsserted(Duration.ofSeconds(1), () -> {
+            assertThat(activeLeases()).as("renewals running").isZero();
+            assertThat(namesLeft()).as("names with holders or waiting writers left").isEmpty();
+        });
         assertThat(bodiesRun).as("cancels also hit running bodies").hasPositiveValue();
     }
 }

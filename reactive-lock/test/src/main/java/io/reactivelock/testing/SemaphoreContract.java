@@ -2,13 +2,13 @@ package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveSemaphore;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -17,10 +17,11 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
-import org.awaitility.core.ConditionFactory;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -30,8 +31,15 @@ import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
 
 /**
- * What every {@link ReactiveSemaphore} does, written once and run against the Redis semaphore
- * ({@code SemaphoreRedisContractTest}) and the in-memory double ({@code SemaphoreInMemoryContractTest}).
+ * What every {@link ReactiveSemaphore} does, written once and run against the Redis client's
+ * semaphores ({@code SemaphoreRedisContractTest}) and the in-memory client's
+ * ({@code SemaphoreInMemoryContractTest}).
+ *
+ * <p>A semaphore's capacity is fixed per view, so the factory, {@link #newSemaphores}, gives the
+ * semaphores of every capacity of one new client: the Redis subclass returns
+ * {@code ReactiveRedisLock.create(uri, options)::semaphore}, a decorator
+ * {@code capacity -> new MySemaphore(client.semaphore(capacity))}. The tests take views of several
+ * capacities on one name and check that each enforces its own bound against the live holders.
  *
  * <p>Published in reactive-lock-test: a user's own {@code ReactiveSemaphore} decorator can run it by
  * extending this class.
@@ -41,8 +49,12 @@ public abstract class SemaphoreContract {
     static final Duration TTL = Duration.ofSeconds(30);
     static final Duration WAIT = Duration.ofSeconds(10);
 
-    /** A new semaphore of the implementation under test, on the same permits as the others of the test; closed by the subclass. */
-    protected abstract ReactiveSemaphore newSemaphore(LockOptions options);
+    /**
+     * A new client of the implementation under test, with {@code options}, on the same permits as
+     * the others of the test (closed by the subclass), as the semaphore of each capacity it hands
+     * out: {@code apply(capacity)} must throw {@link IllegalArgumentException} for a capacity below 1.
+     */
+    protected abstract IntFunction<ReactiveSemaphore> newSemaphores(LockOptions options);
 
     /** The permits of {@code name} held by live holders now, read from the store. Blocking; test thread only. */
     protected abstract int permitsHeld(String name);
@@ -59,23 +71,28 @@ public abstract class SemaphoreContract {
     /** Bodies running with their renewal watchdog now, over every semaphore of the test. */
     protected abstract int activeLeases();
 
-    private ReactiveSemaphore semaphore;
+    private IntFunction<ReactiveSemaphore> semaphores;
+    private IntFunction<ReactiveSemaphore> onceSemaphores;
 
-    /** The semaphore most tests use: default options, but a 5 s acquire timeout. */
-    ReactiveSemaphore semaphore() {
-        if (semaphore == null) {
-            semaphore = newSemaphore(LockOptions.builder().acquireTimeout(Duration.ofSeconds(5)).build());
+    /** The semaphore of {@code capacity} most tests use: default options, but a 5 s acquire timeout. */
+    ReactiveSemaphore semaphore(int capacity) {
+        if (semaphores == null) {
+            semaphores = newSemaphores(LockOptions.builder().acquireTimeout(Duration.ofSeconds(5)).build());
         }
-        return semaphore;
+        return semaphores.apply(capacity);
     }
 
-    /** A semaphore that tries once. */
-    private ReactiveSemaphore once() {
-        return newSemaphore(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+    /** A semaphore of {@code capacity} that tries once. */
+    private ReactiveSemaphore once(int capacity) {
+        if (onceSemaphores == null) {
+            onceSemaphores = newSemaphores(LockOptions.builder().acquireTimeout(Duration.ZERO).build());
+        }
+        return onceSemaphores.apply(capacity);
     }
 
-    private static ConditionFactory eventually() {
-        return await().atMost(WAIT).pollInterval(Duration.ofMillis(10));
+    /** Waits for what the lock does in the background, up to {@link #WAIT}. */
+    private static void eventually(Callable<Boolean> condition) {
+        Eventually.until(WAIT, condition);
     }
 
     /** {@link #permitsHeld} from a body: hops off the reactive thread to call it. */
@@ -83,9 +100,9 @@ public abstract class SemaphoreContract {
         return Mono.fromCallable(() -> permitsHeld(name)).subscribeOn(Schedulers.boundedElastic());
     }
 
-    private static void assertBusy(ReactiveSemaphore once, String name, int capacity, int n) {
+    private static void assertBusy(ReactiveSemaphore once, String name, int n) {
         PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
-        StepVerifier.create(once.withPermits(name, capacity, n, TTL, body.mono()))
+        StepVerifier.create(once.withPermits(name, n, TTL, body.mono()))
                 .expectErrorSatisfies(e -> {
                     assertThat(e).isInstanceOf(LockAcquisitionException.class).hasMessageContaining("'" + name + "'");
                     assertThat(((LockAcquisitionException) e).reason()).isEqualTo(LockAcquisitionException.Reason.BUSY);
@@ -99,8 +116,8 @@ public abstract class SemaphoreContract {
     @Test
     void aBodyRunsWithItsPermitsHeldAndTheyAreGivenBackBeforeItsValue() {
         RecordingListener events = new RecordingListener();
-        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
-        StepVerifier.create(listened.withPermits("a", 3, 2, TTL, permitsNow("a")))
+        ReactiveSemaphore listened = newSemaphores(LockOptions.builder().listener(events).build()).apply(3);
+        StepVerifier.create(listened.withPermits("a", 2, TTL, permitsNow("a")))
                 .expectNext(2)
                 .verifyComplete();
         assertThat(permitsHeld("a")).as("given back before the value was emitted").isZero();
@@ -110,7 +127,7 @@ public abstract class SemaphoreContract {
     @Test
     void aBodyErrorIsPropagatedUnchangedAndThePermitsGivenBack() {
         IllegalStateException boom = new IllegalStateException("boom");
-        StepVerifier.create(semaphore().withPermits("a", 2, 1, TTL, Mono.error(boom)))
+        StepVerifier.create(semaphore(2).withPermits("a", 1, TTL, Mono.error(boom)))
                 .expectErrorSatisfies(e -> assertThat(e).isSameAs(boom))
                 .verify(WAIT);
         assertThat(permitsHeld("a")).isZero();
@@ -119,16 +136,16 @@ public abstract class SemaphoreContract {
     @Test
     void cancellingWhileTheBodyRunsCancelsItAndGivesThePermitsBack() {
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        Disposable running = semaphore().withPermits("a", 2, 2, TTL, body.mono()).subscribe();
-        eventually().until(() -> permitsHeld("a") == 2);
+        Disposable running = semaphore(2).withPermits("a", 2, TTL, body.mono()).subscribe();
+        eventually(() -> permitsHeld("a") == 2);
         running.dispose();
         body.assertWasCancelled();
-        eventually().until(() -> permitsHeld("a") == 0);
+        eventually(() -> permitsHeld("a") == 0);
     }
 
     @Test
     void leasesNameTheSemaphoreAndCarryNoFencingToken() {
-        StepVerifier.create(semaphore().withPermits("pool", 2, 1, TTL, Mono::just))
+        StepVerifier.create(semaphore(2).withPermits("pool", 1, TTL, Mono::just))
                 .assertNext(lease -> {
                     assertThat(lease.name()).isEqualTo("pool");
                     assertThat(lease.hasFencingToken()).isFalse();
@@ -148,45 +165,45 @@ public abstract class SemaphoreContract {
             PublisherProbe<Void> body = PublisherProbe.of(done.asMono());
             holders.add(done);
             bodies.add(body);
-            semaphore().withPermits("a", 3, 1, TTL, body.mono()).subscribe();
+            semaphore(3).withPermits("a", 1, TTL, body.mono()).subscribe();
         }
-        eventually().until(() -> permitsHeld("a") == 3);
+        eventually(() -> permitsHeld("a") == 3);
         bodies.forEach(PublisherProbe::assertWasSubscribed);
-        assertBusy(once(), "a", 3, 1);
+        assertBusy(once(3), "a", 1);
 
-        CompletableFuture<String> waiter = semaphore().withPermits("a", 3, 1, TTL, Mono.just("in")).toFuture();
+        CompletableFuture<String> waiter = semaphore(3).withPermits("a", 1, TTL, Mono.just("in")).toFuture();
         holders.get(0).tryEmitEmpty();
         assertThat(waiter.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo("in");
         holders.forEach(Sinks.Empty::tryEmitEmpty);
-        eventually().until(() -> permitsHeld("a") == 0);
+        eventually(() -> permitsHeld("a") == 0);
     }
 
     @Test
     void permitsAreCountedNotHolders() {
-        Disposable holder = semaphore().withPermits("a", 3, 2, TTL, Mono.never()).subscribe();
-        eventually().until(() -> permitsHeld("a") == 2);
-        assertBusy(once(), "a", 3, 2);
-        StepVerifier.create(once().withPermits("a", 3, 1, TTL, permitsNow("a"))).expectNext(3).verifyComplete();
+        Disposable holder = semaphore(3).withPermits("a", 2, TTL, Mono.never()).subscribe();
+        eventually(() -> permitsHeld("a") == 2);
+        assertBusy(once(3), "a", 2);
+        StepVerifier.create(once(3).withPermits("a", 1, TTL, permitsNow("a"))).expectNext(3).verifyComplete();
         holder.dispose();
     }
 
     @Test
-    void eachCallEnforcesItsOwnCapacityAgainstTheLiveHolders() {
-        Disposable holder = semaphore().withPermits("a", 3, 2, TTL, Mono.never()).subscribe();
-        eventually().until(() -> permitsHeld("a") == 2);
-        assertBusy(once(), "a", 2, 1);
-        StepVerifier.create(once().withPermits("a", 5, 3, TTL, permitsNow("a"))).expectNext(5).verifyComplete();
+    void eachSemaphoreEnforcesItsOwnCapacityAgainstTheLiveHolders() {
+        Disposable holder = semaphore(3).withPermits("a", 2, TTL, Mono.never()).subscribe();
+        eventually(() -> permitsHeld("a") == 2);
+        assertBusy(once(2), "a", 1);
+        StepVerifier.create(once(5).withPermits("a", 3, TTL, permitsNow("a"))).expectNext(5).verifyComplete();
         holder.dispose();
     }
 
     @Test
     void aDeadHoldersPermitsComeBackAfterItsTtlAndNotBeforeWhileOthersStillHold() {
         // A live holder with a longer lease: the dead one's permit must come back on its own.
-        Disposable live = semaphore().withPermits("a", 2, 1, TTL, Mono.never()).subscribe();
-        eventually().until(() -> permitsHeld("a") == 1);
+        Disposable live = semaphore(2).withPermits("a", 1, TTL, Mono.never()).subscribe();
+        eventually(() -> permitsHeld("a") == 1);
         long start = System.nanoTime();
         assertThat(holdElsewhere("a", 2, 1, Duration.ofSeconds(1))).isTrue();
-        StepVerifier.create(semaphore().withPermits("a", 2, 1, TTL, Mono.fromCallable(System::nanoTime)))
+        StepVerifier.create(semaphore(2).withPermits("a", 1, TTL, Mono.fromCallable(System::nanoTime)))
                 .assertNext(entered -> assertThat(Duration.ofNanos(entered - start))
                         // The store's clock counts whole milliseconds: 10 ms of slack for its rounding.
                         .isGreaterThanOrEqualTo(Duration.ofMillis(990)))
@@ -196,11 +213,11 @@ public abstract class SemaphoreContract {
 
     @Test
     void acquisitionsPastMaxPendingAreRefusedWithTheirReason() {
-        Disposable holder = semaphore().withPermits("a", 1, 1, TTL, Mono.never()).subscribe();
-        eventually().until(() -> permitsHeld("a") == 1);
-        ReactiveSemaphore bounded = newSemaphore(LockOptions.builder().maxPendingAcquisitions(1).build());
-        Disposable waiting = bounded.withPermits("a", 1, 1, TTL, Mono.just(1)).subscribe();
-        StepVerifier.create(bounded.withPermits("b", 1, 1, TTL, Mono.just(2)))
+        Disposable holder = semaphore(1).withPermits("a", 1, TTL, Mono.never()).subscribe();
+        eventually(() -> permitsHeld("a") == 1);
+        ReactiveSemaphore bounded = newSemaphores(LockOptions.builder().maxPendingAcquisitions(1).build()).apply(1);
+        Disposable waiting = bounded.withPermits("a", 1, TTL, Mono.just(1)).subscribe();
+        StepVerifier.create(bounded.withPermits("b", 1, TTL, Mono.just(2)))
                 .expectErrorSatisfies(e -> assertThat(((LockAcquisitionException) e).reason())
                         .isEqualTo(LockAcquisitionException.Reason.TOO_MANY_PENDING))
                 .verify(WAIT);
@@ -214,7 +231,7 @@ public abstract class SemaphoreContract {
     void renewalKeepsThePermitsWhileTheBodyOutlivesTheTtl() {
         // Renewals every third of a 2 s TTL leave ~1.3 s of slack for a late timer on a loaded machine
         // (a 1 s TTL once lost a reader's lease to a 0.7 s timer stall in CI).
-        StepVerifier.create(semaphore().withPermits("a", 2, 1, Duration.ofSeconds(2),
+        StepVerifier.create(semaphore(2).withPermits("a", 1, Duration.ofSeconds(2),
                         Mono.delay(Duration.ofMillis(5000)).then(permitsNow("a"))))
                 .expectNext(1)
                 .verifyComplete();
@@ -223,30 +240,43 @@ public abstract class SemaphoreContract {
     @Test
     void lostPermitsCancelTheBodyWithLockLostExceptionAndTheListenerHearsIt() {
         RecordingListener events = new RecordingListener();
-        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
+        // Found lost at the next renewal (every 100 ms), not when the lease runs out: that is two
+        // minutes, twelve times WAIT.
+        ReactiveSemaphore listened = newSemaphores(LockOptions.builder().listener(events)
+                .renewalInterval(Duration.ofMillis(100)).build()).apply(1);
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(listened.withPermits("a", 1, 1, Duration.ofMillis(300), body.mono()))
+        StepVerifier.create(listened.withPermits("a", 1, Duration.ofMinutes(2), body.mono()))
                 .expectSubscription()
-                .then(() -> eventually().until(() -> permitsHeld("a") == 1))
+                .then(() -> eventually(() -> permitsHeld("a") == 1))
                 .then(() -> expirePermits("a"))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class).hasMessageContaining("'a'"))
                 .verify(WAIT);
         body.assertWasCancelled();
         assertThat(events.list).filteredOn(e -> !e.startsWith("renewed")).containsExactly("acquired a", "lost a", "released a");
-        StepVerifier.create(once().withPermits("a", 1, 1, TTL, Mono.just("next"))).expectNext("next").verifyComplete();
+        StepVerifier.create(once(1).withPermits("a", 1, TTL, Mono.just("next"))).expectNext("next").verifyComplete();
     }
 
     // ---- Arguments ----
 
-    @ParameterizedTest(name = "capacity={0}, n={1}")
-    @CsvSource({"0, 1", "-1, 1", "3, 0", "3, -2", "3, 4"})
-    void badCapacityOrPermitCountIsRejectedAtCallTimeAndHeard(int capacity, int n) {
-        RecordingListener events = new RecordingListener();
-        ReactiveSemaphore listened = newSemaphore(LockOptions.builder().listener(events).build());
-        PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
-        assertThatThrownBy(() -> listened.withPermits("a", capacity, n, TTL, body.mono()))
+    @ParameterizedTest(name = "capacity={0}")
+    @ValueSource(ints = {0, -1})
+    void aCapacityBelowOneIsRejectedWhenTheSemaphoreIsMade(int capacity) {
+        IntFunction<ReactiveSemaphore> semaphores = newSemaphores(LockOptions.defaults());
+        assertThatThrownBy(() -> semaphores.apply(capacity))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(capacity < 1 ? "capacity must be at least 1" : "n must be from 1 to the capacity");
+                .hasMessageContaining("capacity must be at least 1");
+    }
+
+    @ParameterizedTest(name = "capacity={0}, permits={1}")
+    @CsvSource({"3, 0", "3, -2", "3, 4"})
+    void aPermitCountOutsideOneToTheCapacityIsRejectedAtCallTimeAndHeard(int capacity, int permits) {
+        RecordingListener events = new RecordingListener();
+        ReactiveSemaphore listened = newSemaphores(LockOptions.builder().listener(events).build()).apply(capacity);
+        assertThat(listened.capacity()).isEqualTo(capacity);
+        PublisherProbe<String> body = PublisherProbe.of(Mono.just("x"));
+        assertThatThrownBy(() -> listened.withPermits("a", permits, TTL, body.mono()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("permits must be from 1 to the capacity (" + capacity + ")");
         assertThat(events.failures).singleElement().isInstanceOf(IllegalArgumentException.class);
         body.assertWasNotSubscribed();
         assertThat(permitsHeld("a")).isZero();
@@ -254,11 +284,13 @@ public abstract class SemaphoreContract {
 
     @Test
     void theLocksArgumentChecksApply() {
-        assertThatThrownBy(() -> semaphore().withPermits(null, 1, 1, TTL, Mono.just(1)))
+        assertThatThrownBy(() -> semaphore(1).withPermits(null, 1, TTL, Mono.just(1)))
                 .isInstanceOf(NullPointerException.class).hasMessage("name");
-        assertThatThrownBy(() -> semaphore().withPermits("a", 1, 1, Duration.ofMillis(99), Mono.just(1)))
+        assertThatThrownBy(() -> semaphore(1).withPermits("a", 1, Duration.ofMillis(99), Mono.just(1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100 ms");
-        assertThatThrownBy(() -> semaphore().withPermits("a", 1, 1, TTL, (Mono<Object>) null))
+        assertThatThrownBy(() -> semaphore(1).withPermits("a", 1, TTL, (Mono<Object>) null))
+                .isInstanceOf(NullPointerException.class).hasMessage("body");
+        assertThatThrownBy(() -> semaphore(1).withPermit("a", TTL, null))
                 .isInstanceOf(NullPointerException.class).hasMessage("body");
     }
 
@@ -296,9 +328,10 @@ public abstract class SemaphoreContract {
     void concurrentHoldersNeverHoldMoreThanTheCapacity() {
         // Three instances: three clients of one store, as three processes would be.
         LockOptions patient = LockOptions.builder().acquireTimeout(Duration.ofMinutes(1)).build();
-        List<ReactiveSemaphore> clients = List.of(newSemaphore(patient), newSemaphore(patient), newSemaphore(patient));
+        List<ReactiveSemaphore> clients = List.of(newSemaphores(patient).apply(CAPACITY),
+                newSemaphores(patient).apply(CAPACITY), newSemaphores(patient).apply(CAPACITY));
         long done = runCapacityWorkload((i, body) ->
-                clients.get(i % clients.size()).withPermits("pool", CAPACITY, 1 + i % 2, Duration.ofSeconds(5), body));
+                clients.get(i % clients.size()).withPermits("pool", 1 + i % 2, Duration.ofSeconds(5), body));
         assertThat(done).as("bodies that ran").isEqualTo(BODIES);
         assertThat(mostInside).as("permits held at once").hasValueBetween(1, CAPACITY);
     }
@@ -315,8 +348,8 @@ public abstract class SemaphoreContract {
 
     @Test
     void aCancelStormLeavesNoPermitsAndNoRenewalRunningWithinASecond() {
-        ReactiveSemaphore storm = newSemaphore(LockOptions.builder()
-                .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
+        ReactiveSemaphore storm = newSemaphores(LockOptions.builder()
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build()).apply(3);
         AtomicInteger bodiesRun = new AtomicInteger();
         Flux.range(0, 10_000)
                 .flatMap(i -> {
@@ -324,18 +357,17 @@ public abstract class SemaphoreContract {
                     Mono<String> body = Mono.delay(Duration.ofMillis(random.nextInt(60)))
                             .doOnSubscribe(s -> bodiesRun.incrementAndGet())
                             .thenReturn("done");
-                    return storm.withPermits("storm:" + random.nextInt(16), 3, 1 + random.nextInt(3), Duration.ofMinutes(1), body)
+                    return storm.withPermits("storm:" + random.nextInt(16), 1 + random.nextInt(3), Duration.ofMinutes(1), body)
                             .take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 80_000_000)))
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 64)
                 .then()
                 .block(Duration.ofMinutes(2));
         // The TTL is a minute: what is gone within a second was released, not expired.
-        await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
-                .untilAsserted(() -> {
-                    assertThat(activeLeases()).as("renewals running").isZero();
-                    assertThat(namesLeft()).as("names with permits left").isEmpty();
-                });
+        Eventually.untilAsserted(Duration.ofSeconds(1), () -> {
+            assertThat(activeLeases()).as("renewals running").isZero();
+            assertThat(namesLeft()).as("names with permits left").isEmpty();
+        });
         assertThat(bodiesRun).as("cancels also hit running bodies").hasPositiveValue();
     }
 }

@@ -10,9 +10,11 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import io.reactivelock.redis.RedlockOptions;
+import io.reactivelock.redis.ReactiveRedlock;
 
 /**
- * The {@link ReactiveLockContract} on {@link RedlockLock} over three real Redis servers; the
+ * The {@link ReactiveLockContract} on {@link ReactiveRedlock} over three real Redis servers; the
  * fencing checks are skipped by the declared capability (Redlock issues no fencing token).
  */
 class RedlockContractTest extends ReactiveLockContract {
@@ -24,7 +26,7 @@ class RedlockContractTest extends ReactiveLockContract {
      */
     private static final RedlockOptions PATIENT = new RedlockOptions(Duration.ofMillis(200), RedlockOptions.DEFAULT_CLOCK_DRIFT_FACTOR);
     private static final List<RedisServer> servers = new ArrayList<>();
-    private final List<RedlockLock> created = new ArrayList<>();
+    private final List<ReactiveRedlock> created = new ArrayList<>();
 
     @BeforeAll
     static void startServers() {
@@ -41,13 +43,13 @@ class RedlockContractTest extends ReactiveLockContract {
 
     @AfterEach
     void closeLocksAndFlush() {
-        created.forEach(RedlockLock::close);
+        created.forEach(ReactiveRedlock::close);
         servers.forEach(s -> s.call("FLUSHALL"));
     }
 
     @Override
     protected ReactiveLock newLock(LockOptions options) {
-        RedlockLock lock = RedlockLock.create(servers.stream().map(RedisServer::uri).toList(), options, PATIENT);
+        ReactiveRedlock lock = ReactiveRedlock.create(servers.stream().map(RedisServer::uri).toList(), options, PATIENT);
         created.add(lock);
         return lock;
     }

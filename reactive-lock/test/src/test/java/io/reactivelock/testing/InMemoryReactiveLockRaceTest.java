@@ -1,7 +1,6 @@
 package io.reactivelock.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -25,8 +24,7 @@ class InMemoryReactiveLockRaceTest {
             Disposable holding = locks.withLock("a", TTL, holder.asMono()).subscribe();
             Disposable waiting = locks.withLock("a", TTL, Mono.never()).subscribe();
             RaceTestUtils.race(holder::tryEmitEmpty, waiting::dispose);
-            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(5))
-                    .until(() -> !locks.isLocked("a"));
+            Eventually.until(Duration.ofSeconds(5), () -> !locks.isLocked("a"));
             holding.dispose();
         }
         assertThat(locks.lockedNames()).isEmpty();
@@ -40,11 +38,9 @@ class InMemoryReactiveLockRaceTest {
             Disposable[] second = new Disposable[1];
             RaceTestUtils.race(first::dispose, () -> second[0] = locks.withLock("b", TTL, body).subscribe());
             // The second gets the lock, at once or handed over by the first as it leaves.
-            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(5))
-                    .until(() -> locks.isLocked("b"));
+            Eventually.until(Duration.ofSeconds(5), () -> locks.isLocked("b"));
             second[0].dispose();
-            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(5))
-                    .until(() -> !locks.isLocked("b"));
+            Eventually.until(Duration.ofSeconds(5), () -> !locks.isLocked("b"));
         }
         assertThat(locks.lockedNames()).isEmpty();
     }

@@ -1,0 +1,98 @@
+package io.reactivelock.redis;
+
+import io.reactivelock.spi.LockCore;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+import io.reactivelock.LockOptions;
+
+/**
+ * The fair lock: waiters queue in Redis (a list in arrival order and a hash of their waiter
+ * leases) and a release hands the lock to the first live waiter. When that waiter is in this
+ * process the hand-off is delivered here, with no notice and no extra round trip; otherwise its
+ * token is published and it claims the lock with its next attempt. A waiter that leaves (or
+ * whose acquisition ended with any attempt sent) takes its token out of the line with the
+ * release script, and a waiter that stops calling loses its place after one waiter lease.
+ */
+final class FairRedisStore extends RedisStore {
+
+    FairRedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices) {
+        super(options, scripts, notices);
+    }
+
+    @Override
+    String[] acquireKeys(Call call) {
+        return new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.queueKey(call.lockKey),
+                LockKeys.waitersKey(call.lockKey)};
+    }
+
+    @Override
+    String[] acquireArgs(Call call) {
+        return new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease};
+    }
+
+    @Override
+    String[] releaseKeys(Call call) {
+        return acquireKeys(call);
+    }
+
+    @Override
+    String[] releaseArgs(Call call) {
+        return new String[] {call.token(), call.channel, call.fenceRetention(), waiterLease};
+    }
+
+    @Override
+    LuaScript acquireScript() {
+        return LockScripts.ACQUIRE_FAIR;
+    }
+
+    @Override
+    LuaScript releaseScript() {
+        return LockScripts.RELEASE_FAIR;
+    }
+
+    /** Redis keeps the order: a local waiter gets the lock only when it is first in line there. */
+    @Override
+    @Nullable Duration handOffRun() {
+        return null;
+    }
+
+    @Override
+    CompletionStage<Long> handOffCommand(Call call, Call next) {
+        String[] args = {call.token(), call.channel, call.fenceRetention(), waiterLease, next.token(), next.ttlMillis()};
+        return scripts.run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
+    }
+
+    /** {@code RELEASE_FAIR} returns the fencing token (far above 2) when it handed the lock to the named waiter. */
+    @Override
+    boolean handedOver(long result) {
+        return result > 2;
+    }
+
+    /** {@code RELEASE_FAIR} returns 2 when it handed the lock to the first in line, in whichever process. */
+    @Override
+    boolean handedOnByRelease(long result) {
+        return result == 2;
+    }
+
+    /** Redis handed the lock to the first in line (and announced it) or released it: nothing to do here. */
+    @Override
+    void notHandedOver(LockCore<?>.Acquisition recipient) {}
+
+    /** A fair waiter keeps its place in the line by calling at least once per waiter lease. */
+    @Override
+    Duration followerStep() {
+        return options.waiterLease().dividedBy(2);
+    }
+
+    /** A fair waiter keeps its place by calling; it never queues behind local waiters first. */
+    @Override
+    public Duration pauseBeforeFirstAttempt(Call call) {
+        return Duration.ZERO;
+    }
+
+    @Override
+    public String toString() {
+        return "FairRedisStore{" + options + "}";
+    }
+}

@@ -1,0 +1,260 @@
+package io.reactivelock.redis;
+
+/** The Lua scripts of the single-Redis lock. Each is atomic on the server. */
+final class LockScripts {
+
+    private LockScripts() {}
+
+    /**
+     * Lua functions that read a fencing record: {@code lastFence(record)}, the last token issued
+     * ({@code false} without a record, 0 for a record made only to carry the mark), and
+     * {@code marked(record)}, whether it ends in the <em>sleepers mark</em> {@code +}.
+     *
+     * <p>Why the mark: a non-fair release must wake a sleeper when there is one, but looking at the
+     * sleepers costs a call ({@code ZPOPMIN} on a missing key is still one). A waiter that registers
+     * as a sleeper marks the lock's fencing record in the same script, and the release reads the
+     * record with the lock in the one {@code MGET} it needs anyway; only a marked record sends it
+     * to the sleepers, so an uncontended release costs what the raw compare-and-delete does. The
+     * mark is a hint that errs on the safe side: every write of the record keeps it, and only a
+     * release that found the sleepers empty takes it off. If the record expires under it (a holder
+     * that renewed past its retention), the next registration, at the latest one backoff step
+     * later, marks it again; a release in between wakes nobody, as a lost notice would.
+     */
+    static final String FENCE_RECORD = """
+            local function lastFence(record) return record and tonumber(string.match(record, '^%d+')) end
+            local function marked(record) return record and string.sub(record, -1) == '+' end
+            """;
+
+    /**
+     * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
+     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms), with
+     * the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above the
+     * last token issued for the lock if that is higher. The record is written and the last token
+     * read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the last
+     * token (it stepped back) or the record carried the sleepers mark is it written again.
+     */
+    static String nextFence(String time) {
+        return """
+                local fence = tonumber(%1$s[1]) * 1000000 + tonumber(%1$s[2])
+                local record = redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET')
+                local last = lastFence(record)
+                local raised = last and last >= fence
+                if raised then fence = last + 1 end
+                if raised or marked(record) then
+                  redis.call('SET', KEYS[2], string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', ARGV[3])
+                end
+                """.formatted(time);
+    }
+
+    private static final String NEXT_FENCE = nextFence("now");
+
+    /**
+     * KEYS: lock, fence, and optionally sleepers. ARGV: token, ttl ms, fence retention ms, and with
+     * sleepers the waiter lease ms, the waiter's start (epoch ms) and {@code 1} when an earlier
+     * attempt of this token was sent (so it may be among the sleepers), else {@code 0}. Returns the
+     * fencing token (> 0) when the lock is ours, or 0 when another token holds it; then, given
+     * sleepers, the token is registered there once, scored by its start, so that releases wake
+     * waiters by name in the order they started; the sleepers expire one waiter lease after the
+     * last registration, and the fencing record carries the sleepers mark ({@link #FENCE_RECORD}).
+     * A grant takes the token out of the sleepers.
+     *
+     * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
+     * token: an attempt whose reply was lost can be retried safely. The first attempt on a free
+     * lock, the common case, costs a {@code SET NX} and the fencing token's two calls ({@code TIME},
+     * {@code SET ... GET}).
+     *
+     * <p>The fencing token is the server clock in microseconds, raised above the last token issued
+     * for the lock while its record lives. Records expire, so memory stays bounded by the locks
+     * used recently, and tokens still grow across that expiry, a restart or a failover as long as
+     * the (new) server's clock is not behind the last token issued; a lost record that was ahead
+     * of it lets tokens go backwards (README, "Fencing tokens").
+     */
+    public static final LuaScript ACQUIRE = LuaScript.of(FENCE_RECORD + """
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+              if KEYS[3] and ARGV[6] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
+            elseif redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
+              local fence = lastFence(redis.call('GET', KEYS[2]))
+              if fence and fence > 0 then return fence end
+            else
+              if KEYS[3] then
+                redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
+                redis.call('PEXPIRE', KEYS[3], ARGV[4])
+                -- The sleepers mark, so that the holder's release looks at the sleepers. A record
+                -- that expired while the lock was held is made again for the mark alone (token 0).
+                local record = redis.call('GET', KEYS[2])
+                if not record then
+                  redis.call('SET', KEYS[2], '0+', 'PX', math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
+                elseif not marked(record) then
+                  redis.call('SET', KEYS[2], record .. '+', 'KEEPTTL')
+                end
+              end
+              return 0
+            end
+            local now = redis.call('TIME')
+            """ + NEXT_FENCE + """
+            return fence
+            """);
+
+    /**
+     * KEYS: lock, and optionally sleepers and the fencing record. ARGV: token, release channel.
+     * Deletes the lock if it holds the token and announces it: without sleepers to every listening
+     * process (an empty message); with sleepers to one waiter, the one that started first, by
+     * popping and publishing its token (none registered: no message). A sleeper that died without
+     * leaving costs one such notice. Returns 2 if deleted and a sleeper was woken, 1 if deleted
+     * with none to wake; otherwise takes the token out of the sleepers (a waiter leaving) and
+     * returns 0. A holder's token is not among them, since its grant took it out, unless an
+     * attempt of its that found the lock busy ran after the grant (replies of one connection come
+     * in order, but a {@code NOSCRIPT} retry is a second command): if it is the oldest, it is
+     * popped and passed over.
+     *
+     * <p>Given the fencing record, the lock and the record are read in one {@code MGET}, and the
+     * sleepers are looked at only when the record carries the sleepers mark ({@link #FENCE_RECORD});
+     * a look that finds none takes the mark off. An uncontended release is then {@code MGET} and
+     * {@code DEL}, the raw compare-and-delete's two calls. Without the record the sleepers are
+     * always looked at.
+     */
+    public static final LuaScript RELEASE = LuaScript.of(FENCE_RECORD + """
+            local holder, record
+            if KEYS[3] then
+              local read = redis.call('MGET', KEYS[1], KEYS[3])
+              holder, record = read[1], read[2]
+            else
+              holder = redis.call('GET', KEYS[1])
+            end
+            if holder ~= ARGV[1] then
+              if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
+              return 0
+            end
+            redis.call('DEL', KEYS[1])
+            if not KEYS[2] then
+              redis.call('PUBLISH', ARGV[2], '')
+              return 1
+            end
+            if KEYS[3] and not marked(record) then return 1 end
+            local next = redis.call('ZPOPMIN', KEYS[2])
+            if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
+            if next[1] then
+              redis.call('PUBLISH', ARGV[2], next[1])
+              return 2
+            end
+            if KEYS[3] and record then
+              -- Nobody sleeps: the mark comes off (a record made for the mark alone goes).
+              local last = lastFence(record)
+              if last and last > 0 then
+                redis.call('SET', KEYS[3], string.format('%.0f', last), 'KEEPTTL')
+              else
+                redis.call('DEL', KEYS[3])
+              end
+            end
+            return 1
+            """);
+
+    /**
+     * Non-fair hand-off to a waiter in the same process: one round trip instead of a release, a
+     * notice and the waiter's acquire. KEYS: lock, fence, sleepers. ARGV: holder's token, next holder's
+     * token, fence retention ms (for the next holder's lease), next holder's ttl ms. If the holder's token holds the lock, the
+     * next holder's token replaces it and the fencing token moves on; returns that fencing token,
+     * or 0 when the holder no longer held the lock (nothing changes then).
+     */
+    public static final LuaScript HAND_OVER = LuaScript.of(FENCE_RECORD + """
+            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+              return 0
+            end
+            redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[4])
+            redis.call('ZREM', KEYS[3], ARGV[2])
+            local now = redis.call('TIME')
+            """ + NEXT_FENCE + """
+            return fence
+            """);
+
+    /** KEYS: lock. ARGV: token, ttl ms. Extends the lock if it holds the token; returns 1 if so. */
+    public static final LuaScript RENEW = LuaScript.of("""
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
+            return 0
+            """);
+
+    /**
+     * Fair acquire. KEYS: lock, fence, queue (list of waiting tokens in arrival order), waiters
+     * (hash of token to the server-time deadline by which that waiter must call again). ARGV:
+     * token, ttl ms, fence retention ms, waiter lease ms. Returns the fencing token, or 0 after
+     * queueing the caller (or refreshing its place) when the lock is busy or not its turn.
+     *
+     * <p>Waiters whose deadline passed (crashed, disconnected) are dropped from the head of the
+     * line first, so a dead waiter delays the others by at most one waiter lease.
+     */
+    public static final LuaScript ACQUIRE_FAIR = LuaScript.of(FENCE_RECORD + """
+            local now = redis.call('TIME')
+            local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+            local head = redis.call('LINDEX', KEYS[3], 0)
+            while head do
+              local deadline = tonumber(redis.call('HGET', KEYS[4], head))
+              if deadline and deadline >= nowMs then break end
+              redis.call('LPOP', KEYS[3])
+              redis.call('HDEL', KEYS[4], head)
+              head = redis.call('LINDEX', KEYS[3], 0)
+            end
+            local holder = redis.call('GET', KEYS[1])
+            if holder == ARGV[1] then
+              redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              local fence = lastFence(redis.call('GET', KEYS[2]))
+              if fence and fence > 0 then return fence end
+            elseif holder or (head and head ~= ARGV[1]) then
+              if redis.call('HSET', KEYS[4], ARGV[1], nowMs + tonumber(ARGV[4])) == 1 then
+                redis.call('RPUSH', KEYS[3], ARGV[1])
+              end
+              redis.call('PEXPIRE', KEYS[3], ARGV[4])
+              redis.call('PEXPIRE', KEYS[4], ARGV[4])
+              return 0
+            else
+              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              if head then
+                redis.call('LPOP', KEYS[3])
+                redis.call('HDEL', KEYS[4], ARGV[1])
+              end
+            end
+            """ + NEXT_FENCE + """
+            return fence
+            """);
+
+    /**
+     * Fair release, also used to leave the line. KEYS: lock, fence, queue, waiters. ARGV: token,
+     * release channel, fence retention ms, waiter lease ms, and optionally a waiter in the
+     * releaser's process (token, ttl ms). If the token holds the lock, hands it straight to the
+     * first live waiter and moves the fencing token on. That waiter's token becomes the value:
+     * when it is the named waiter, for its ttl, and the fencing token is returned (the releaser
+     * delivers it in-process); else for one waiter lease until it claims the lock, and its token is
+     * published. With no live waiter, deletes the lock. Otherwise removes the token from the line.
+     * Returns the fencing token (far above 2) when handed to the named waiter, 2 when handed to the
+     * first in line otherwise, 1 when the lock was released with nobody in line, else 0.
+     */
+    public static final LuaScript RELEASE_FAIR = LuaScript.of(FENCE_RECORD + """
+            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+              if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
+                redis.call('LREM', KEYS[3], 1, ARGV[1])
+              end
+              return 0
+            end
+            local now = redis.call('TIME')
+            local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+            local nextToken = redis.call('LPOP', KEYS[3])
+            while nextToken do
+              local deadline = tonumber(redis.call('HGET', KEYS[4], nextToken))
+              redis.call('HDEL', KEYS[4], nextToken)
+              if deadline and deadline >= nowMs then
+                local named = nextToken == ARGV[5]
+                redis.call('SET', KEYS[1], nextToken, 'PX', named and ARGV[6] or ARGV[4])
+            """ + NEXT_FENCE + """
+                if named then return fence end
+                redis.call('PUBLISH', ARGV[2], nextToken)
+                return 2
+              end
+              nextToken = redis.call('LPOP', KEYS[3])
+            end
+            redis.call('DEL', KEYS[1])
+            return 1
+            """);
+}

@@ -1,0 +1,115 @@
+package io.reactivelock.redis;
+
+
+/**
+ * The Lua scripts of the multi-lock. Each works on the names of one hash slot (all of them, on a
+ * server that is not a Cluster) with the single lock's keys: the lock key holding the token, its
+ * fencing record and its sleepers (see {@link io.reactivelock.internal.LockScripts}), so a name
+ * held by either lock is busy for the other, and a release wakes the waiters of both.
+ */
+final class MultiLockScripts {
+
+    private MultiLockScripts() {}
+
+    /**
+     * Acquire, all or none. KEYS: for each name, its lock, fencing record and sleepers. ARGV:
+     * token, ttl ms, fence retention ms, waiter lease ms, the waiter's start (epoch ms), then each
+     * name's release channel. Returns the fencing token (> 0) when every name is now the token's,
+     * or {@code -i} when name {@code i} (from 1) is held by another token.
+     *
+     * <p>Granted: every lock is set to the token for the ttl and every name's record to one
+     * fencing token, the server clock in microseconds raised above the last token issued for each
+     * of the names, so it is above every earlier holder's of each name; a record keeps its
+     * sleepers mark ({@link LockScripts#FENCE_RECORD}). The token leaves the sleepers.
+     *
+     * <p>Refused: the token keeps nothing (a name it held from an earlier attempt is released), it
+     * sleeps on the busy name only (marking its fencing record, so that the single lock's release
+     * looks at the sleepers), and each other name that is free has its oldest sleeper woken:
+     * that waiter may have been passed over for this caller, woken by a release and then refused.
+     */
+    static final LuaScript ACQUIRE = LuaScript.of(LockScripts.FENCE_RECORD + """
+            local n = #KEYS / 3
+            for i = 1, n do
+              local holder = redis.call('GET', KEYS[3 * i - 2])
+              if holder and holder ~= ARGV[1] then
+                for j = 1, n do
+                  local sleepers = KEYS[3 * j]
+                  if j == i then
+                    redis.call('ZADD', sleepers, 'NX', ARGV[5], ARGV[1])
+                    redis.call('PEXPIRE', sleepers, ARGV[4])
+                    -- The single lock's sleepers mark, so that its release looks at the sleepers.
+                    local record = redis.call('GET', KEYS[3 * j - 1])
+                    if not record then
+                      redis.call('SET', KEYS[3 * j - 1], '0+', 'PX', math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
+                    elseif not marked(record) then
+                      redis.call('SET', KEYS[3 * j - 1], record .. '+', 'KEEPTTL')
+                    end
+                  else
+                    redis.call('ZREM', sleepers, ARGV[1])
+                    local other = redis.call('GET', KEYS[3 * j - 2])
+                    if other == ARGV[1] then
+                      redis.call('DEL', KEYS[3 * j - 2])
+                      other = false
+                    end
+                    if not other then
+                      local next = redis.call('ZPOPMIN', sleepers)
+                      if next[1] then redis.call('PUBLISH', ARGV[5 + j], next[1]) end
+                    end
+                  end
+                end
+                return -i
+              end
+            end
+            local now = redis.call('TIME')
+            local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+            local records = {}
+            for i = 1, n do
+              records[i] = redis.call('GET', KEYS[3 * i - 1])
+              local last = lastFence(records[i])
+              if last and last >= fence then fence = last + 1 end
+            end
+            local token = string.format('%.0f', fence)
+            for i = 1, n do
+              redis.call('SET', KEYS[3 * i - 2], ARGV[1], 'PX', ARGV[2])
+              redis.call('SET', KEYS[3 * i - 1], token .. (marked(records[i]) and '+' or ''), 'PX', ARGV[3])
+              redis.call('ZREM', KEYS[3 * i], ARGV[1])
+            end
+            return fence
+            """);
+
+    /**
+     * Renewal, all or none. KEYS: each name's lock. ARGV: token, ttl ms. Extends every lock if the
+     * token holds them all and returns 0; otherwise extends none and returns the index (from 1) of
+     * the first lock the token does not hold.
+     */
+    static final LuaScript RENEW = LuaScript.of("""
+            for i = 1, #KEYS do
+              if redis.call('GET', KEYS[i]) ~= ARGV[1] then return i end
+            end
+            for i = 1, #KEYS do
+              redis.call('PEXPIRE', KEYS[i], ARGV[2])
+            end
+            return 0
+            """);
+
+    /**
+     * Release, also used to stop waiting. KEYS: for each name, its lock and sleepers. ARGV:
+     * token, then each name's release channel. Takes the token out of every name's sleepers; deletes
+     * each lock the token holds and wakes that name's oldest sleeper by publishing its token, as
+     * the single lock's release does. Returns how many locks were deleted.
+     */
+    static final LuaScript RELEASE = LuaScript.of("""
+            local released = 0
+            for i = 1, #KEYS / 2 do
+              local lock, sleepers = KEYS[2 * i - 1], KEYS[2 * i]
+              redis.call('ZREM', sleepers, ARGV[1])
+              if redis.call('GET', lock) == ARGV[1] then
+                redis.call('DEL', lock)
+                released = released + 1
+                local next = redis.call('ZPOPMIN', sleepers)
+                if next[1] then redis.call('PUBLISH', ARGV[1 + i], next[1]) end
+              end
+            end
+            return released
+            """);
+}

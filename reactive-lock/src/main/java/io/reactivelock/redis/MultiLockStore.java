@@ -1,0 +1,268 @@
+package io.reactivelock.redis;
+
+import io.reactivelock.LockAcquisitionException.Reason;
+import io.reactivelock.spi.Backoff;
+import io.reactivelock.spi.Lease;
+import io.reactivelock.spi.LockCore;
+import io.reactivelock.spi.LockStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.ToIntFunction;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+
+/**
+ * The multi-lock on one Redis deployment, with the single lock's keys ({@link MultiLockScripts}).
+ * The names of an acquisition are split into <em>groups</em>, one per hash slot, in slot order
+ * and by name within a slot; without a Cluster every name is in one group. Each group is taken,
+ * renewed and released by one script.
+ *
+ * <p>An attempt takes the groups one after another, each all or none. When a group is refused
+ * (or fails), the groups taken before it are released before the attempt ends, so an attempt
+ * that does not get every name ends holding none of them; since every caller takes the groups in
+ * the same order, no two callers wait on each other's groups. The reply of an attempt comes only
+ * after all of that ({@link #replyTimeout} is null: each command has its own timeout), so the
+ * core never starts the next attempt while this one may still release what that one takes.
+ *
+ * <p>A refused attempt sleeps on the busy name as the single lock's waiters do (its token in the
+ * name's sleepers, its channel subscribed here), so the release of that name by either lock
+ * wakes it.
+ */
+final class MultiLockStore implements LockStore<MultiLockStore.Call> {
+
+    private final LockOptions options;
+    private final LockKeys keys;
+    private final ScriptExecutor scripts;
+    private final ReleaseNotices notices;
+    private final Backoff backoff;
+    private final String waiterLease;
+    private final ToIntFunction<String> slot;
+
+    /** {@code slot} gives the hash slot of a key: the same for every key off a Cluster. */
+    MultiLockStore(LockOptions options, ScriptExecutor scripts, ReleaseNotices notices, ToIntFunction<String> slot) {
+        this.options = options;
+        this.keys = new LockKeys(options.keyPrefix());
+        this.scripts = scripts;
+        this.notices = notices;
+        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+        this.slot = slot;
+    }
+
+    /** The names of one hash slot, and the keys and channels of their scripts. */
+    private record Group(List<String> names, String[] acquireKeys, String[] renewKeys, String[] releaseKeys,
+            String[] channels) {
+
+        static Group of(List<String> names, LockKeys keys) {
+            int n = names.size();
+            String[] acquire = new String[3 * n];
+            String[] renew = new String[n];
+            String[] release = new String[2 * n];
+            String[] channels = new String[n];
+            for (int i = 0; i < n; i++) {
+                String lock = keys.lockKey(names.get(i));
+                acquire[3 * i] = lock;
+                acquire[3 * i + 1] = LockKeys.fenceKey(lock);
+                acquire[3 * i + 2] = LockKeys.sleepersKey(lock);
+                renew[i] = lock;
+                release[2 * i] = lock;
+                release[2 * i + 1] = LockKeys.sleepersKey(lock);
+                channels[i] = LockKeys.releaseChannel(lock);
+            }
+            return new Group(List.copyOf(names), acquire, renew, release, channels);
+        }
+    }
+
+    /** One acquisition: its groups in the order they are taken, and what the last attempt found. */
+    static final class Call {
+        final LockCore<Call>.Acquisition acquisition;
+        final List<Group> groups;
+        final String ttlMillis;
+        final String[] acquireArgs;
+        final String[] releaseArgs;
+        /** The fencing token of each name, set by the attempt that got them all. */
+        volatile Map<String, Long> fencingTokens = Map.of();
+        /** The release channel of the name that refused the last attempt. */
+        volatile @Nullable String busyChannel;
+        volatile @Nullable String waitingOn;
+        volatile ReleaseNotices.@Nullable Waiter waiter;
+
+        Call(LockCore<Call>.Acquisition acquisition, List<Group> groups, String waiterLease) {
+            this.acquisition = acquisition;
+            this.groups = groups;
+            this.ttlMillis = Long.toString(acquisition.ttl().toMillis());
+            String fenceRetention = Long.toString(acquisition.ttl().plus(RedisStore.FENCE_RETENTION).toMillis());
+            this.acquireArgs = new String[] {acquisition.token(), ttlMillis, fenceRetention, waiterLease,
+                    Long.toString(System.currentTimeMillis())};
+            this.releaseArgs = new String[] {acquisition.token()};
+        }
+
+        String[] acquireArgs(Group group) {
+            return concat(acquireArgs, group.channels);
+        }
+
+        String[] releaseArgs(Group group) {
+            return concat(releaseArgs, group.channels);
+        }
+
+        private static String[] concat(String[] head, String[] tail) {
+            String[] all = new String[head.length + tail.length];
+            System.arraycopy(head, 0, all, 0, head.length);
+            System.arraycopy(tail, 0, all, head.length, tail.length);
+            return all;
+        }
+    }
+
+    /** The state of an acquisition of {@code names} (sorted): grouped by hash slot, groups in slot order. */
+    Call open(LockCore<Call>.Acquisition acquisition, List<String> names) {
+        Map<Integer, List<String>> bySlot = new TreeMap<>();
+        for (String name : names) {
+            bySlot.computeIfAbsent(slot.applyAsInt(keys.lockKey(name)), s -> new ArrayList<>()).add(name);
+        }
+        List<Group> groups = bySlot.values().stream().map(group -> Group.of(group, keys)).toList();
+        return new Call(acquisition, groups, waiterLease);
+    }
+
+    /** Every call gives its names: {@link #open(LockCore.Acquisition, List)} is used instead. */
+    @Override
+    public Call open(LockCore<Call>.Acquisition acquisition) {
+        throw new UnsupportedOperationException("a multi-lock acquisition needs its names");
+    }
+
+    @Override
+    public CompletionStage<Reply> acquire(Call call) {
+        return acquireFrom(call, 0, new HashMap<>())
+                .doOnError(e -> {
+                    // The release of the groups taken may have failed too, after the core's own release.
+                    if (call.acquisition.isDone()) {
+                        call.acquisition.releaseInBackground("an attempt that failed after the acquisition ended");
+                    }
+                })
+                .toFuture();
+    }
+
+    /** Takes group {@code g} and the ones after it, given the fencing tokens of the groups before. */
+    private Mono<Reply> acquireFrom(Call call, int g, Map<String, Long> fencingTokens) {
+        Group group = call.groups.get(g);
+        return command(call, MultiLockScripts.ACQUIRE, group.acquireKeys, call.acquireArgs(group))
+                // Outcome unknown: this group is released with those before it.
+                .onErrorResume(e -> releaseGroups(call, g + 1).then(Mono.error(e)))
+                .flatMap(result -> {
+                    if (result < 0) {
+                        int busy = (int) -result - 1;
+                        call.busyChannel = group.channels[busy];
+                        return releaseGroups(call, g).thenReturn(Reply.refused(Reason.BUSY,
+                                "'" + group.names.get(busy) + "' stayed busy", null));
+                    }
+                    group.names.forEach(name -> fencingTokens.put(name, result));
+                    if (g + 1 < call.groups.size()) {
+                        return acquireFrom(call, g + 1, fencingTokens);
+                    }
+                    call.fencingTokens = Map.copyOf(fencingTokens);
+                    return Mono.just(Reply.granted(result, call.acquisition.ttl().toNanos()));
+                });
+    }
+
+    /** Releases the first {@code count} groups, each once; a failure is left to the next attempt or to the core. */
+    private Mono<Void> releaseGroups(Call call, int count) {
+        return Flux.fromIterable(call.groups.subList(0, count))
+                .flatMap(group -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group))
+                        .onErrorResume(e -> Mono.empty()))
+                .then();
+    }
+
+    /** The fencing token of each name, once {@link #acquire} got them all. */
+    Map<String, Long> fencingTokens(Call call) {
+        return call.fencingTokens;
+    }
+
+    @Override
+    public Mono<Void> renew(Call call, Lease lease) {
+        long sentAt = System.nanoTime();
+        return Flux.fromIterable(call.groups)
+                .flatMap(group -> command(call, MultiLockScripts.RENEW, group.renewKeys, call.acquisition.token(), call.ttlMillis)
+                        .flatMap(lost -> lost == 0 ? Mono.<Void>empty() : Mono.error(new LockLostException(
+                                group.names.get((int) (lost - 1)), "it expired or another holder took it, so the locks "
+                                + call.acquisition.name() + " are lost", null))))
+                .then(Mono.fromRunnable(() -> lease.extendTo(sentAt + call.acquisition.ttl().toNanos())));
+    }
+
+    @Override
+    public Mono<Void> release(Call call) {
+        return Flux.fromIterable(call.groups)
+                .flatMap(group -> Mono.defer(() -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)))
+                        .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.acquisition.timers())
+                                .filter(RedisErrors::isTransient)))
+                .then();
+    }
+
+    @Override
+    public CompletionStage<?> releaseAbandoned(Call call) {
+        return CompletableFuture.allOf(call.groups.stream()
+                .map(group -> scripts.run(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)).toCompletableFuture())
+                .toArray(CompletableFuture[]::new));
+    }
+
+    @Override
+    public boolean isTransient(Throwable error) {
+        return RedisErrors.isTransient(error);
+    }
+
+    /** None: each command of an attempt has its own timeout, and the attempt ends after its releases. */
+    @Override
+    public @Nullable Duration replyTimeout(Duration commandTimeout) {
+        return null;
+    }
+
+    /**
+     * Sleeps on the name that refused the last attempt (after an error alone: backoff). Once Redis
+     * confirmed the subscription, a release of that name wakes the caller, so polling only covers
+     * lost notices and expiries: the longest step does, as for the single lock.
+     */
+    @Override
+    public Duration pause(Call call, long retry) {
+        String channel = call.busyChannel;
+        if (channel == null) {
+            return backoff.step(retry);
+        }
+        if (!channel.equals(call.waitingOn)) {
+            ReleaseNotices.Waiter previous = call.waiter;
+            if (previous != null) {
+                previous.leave();
+            }
+            call.waitingOn = channel;
+            call.waiter = notices.join(channel, call.acquisition, this);
+            if (call.acquisition.isDone()) {
+                stopWaiting(call); // the acquisition ended while it was joining
+            }
+        }
+        return backoff.step(notices.listening(channel) ? Long.MAX_VALUE : retry);
+    }
+
+    @Override
+    public void stopWaiting(Call call) {
+        ReleaseNotices.Waiter w = call.waiter;
+        if (w != null) {
+            w.leave();
+        }
+    }
+
+    private Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.acquisition.timers());
+    }
+
+    @Override
+    public String toString() {
+        return "MultiLockStore{" + options + "}";
+    }
+}

@@ -1,0 +1,205 @@
+package io.reactivelock.redis;
+
+import io.reactivelock.spi.Backoff;
+import io.reactivelock.spi.Lease;
+import io.reactivelock.spi.LockCore;
+import io.reactivelock.spi.LockStore;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+
+/**
+ * The store of the semaphore and the read-write lock on one Redis deployment. Each acquisition is
+ * three scripts of {@link PrimitiveScripts} (acquire, renew, release) with their keys and
+ * arguments, chosen by its kind; the keys of a name share its hash slot:
+ * <ul>
+ *   <li>a semaphore holder: {@code <prefix>:{<name>}:permits}, a lease set (see {@link PrimitiveScripts})
+ *       with a member {@code "<n>:<token>"} per holder, so a dead holder's permits come back by its TTL;
+ *   <li>a writer: {@code <prefix>:{<name>}:rw:writer}, its token with the lease as TTL (as the single
+ *       lock's key), and {@code ...:writer:fence}, the writers' fencing record;
+ *   <li>a reader: {@code ...:rw:readers}, a lease set of tokens, so that each reader's lease ends on its own;
+ *   <li>a waiting writer: {@code ...:rw:writers-waiting}, a lease set scored by the waiter lease:
+ *       while it has a live member, new readers are refused (writer preference).
+ * </ul>
+ * A release announces itself on the key's release channel, which wakes one waiter of this process
+ * at once; the others poll with backoff.
+ */
+final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
+
+    private final LockOptions options;
+    private final LockKeys keys;
+    private final ScriptExecutor scripts;
+    private final ReleaseNotices notices;
+    private final Backoff backoff;
+    private final String waiterLease;
+
+    PrimitiveStore(LockOptions options, ScriptExecutor scripts, ReleaseNotices notices) {
+        this.options = options;
+        this.keys = new LockKeys(options.keyPrefix());
+        this.scripts = scripts;
+        this.notices = notices;
+        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+    }
+
+    /** A script with its keys and arguments. */
+    record Command(LuaScript script, String[] keys, String... args) {}
+
+    /**
+     * One acquisition: its scripts, whether a grant's result is its fencing token (else a grant
+     * is 1), and what a renewal that finds it gone says.
+     */
+    static final class Call {
+        final LockCore<Call>.Acquisition acquisition;
+        final Command acquire;
+        final boolean fenced;
+        final Command renew;
+        final Command release;
+        final String lost;
+        final String channel;
+        volatile ReleaseNotices.@Nullable Waiter waiter;
+
+        Call(LockCore<Call>.Acquisition acquisition, Command acquire, boolean fenced, Command renew, Command release,
+                String lost, String channel) {
+            this.acquisition = acquisition;
+            this.acquire = acquire;
+            this.fenced = fenced;
+            this.renew = renew;
+            this.release = release;
+            this.lost = lost;
+            this.channel = channel;
+        }
+    }
+
+    /** An acquisition of {@code n} of the {@code capacity} permits of a semaphore. */
+    Call permits(LockCore<Call>.Acquisition a, int capacity, int n) {
+        String key = LockKeys.permitsKey(keys.lockKey(a.name()));
+        String[] keys = {key};
+        String member = n + ":" + a.token();
+        String ttl = Long.toString(a.ttl().toMillis());
+        String channel = LockKeys.releaseChannel(key);
+        return new Call(a, new Command(PrimitiveScripts.SEMAPHORE_ACQUIRE, keys, member, ttl, Integer.toString(n),
+                Integer.toString(capacity)), false,
+                new Command(PrimitiveScripts.LEASE_RENEW, keys, member, ttl),
+                new Command(PrimitiveScripts.LEASE_RELEASE, keys, member, channel),
+                "its permits expired", channel);
+    }
+
+    /** An acquisition of a read-write lock, for writing or for reading. */
+    Call readWrite(LockCore<Call>.Acquisition a, boolean write) {
+        String lockKey = keys.lockKey(a.name());
+        String rw = LockKeys.readWriteKey(lockKey);
+        String writer = LockKeys.writerKey(lockKey);
+        String readers = LockKeys.readersKey(lockKey);
+        String waiting = LockKeys.writersWaitingKey(lockKey);
+        String token = a.token();
+        String ttl = Long.toString(a.ttl().toMillis());
+        String channel = LockKeys.releaseChannel(rw);
+        if (write) {
+            String fenceRetention = Long.toString(a.ttl().plus(RedisStore.FENCE_RETENTION).toMillis());
+            return new Call(a, new Command(PrimitiveScripts.WRITE_ACQUIRE, new String[] {writer, LockKeys.fenceKey(writer), readers,
+                    waiting}, token, ttl, fenceRetention, waiterLease), true,
+                    new Command(LockScripts.RENEW, new String[] {writer}, token, ttl),
+                    // Also takes it out of the waiting writers, so that readers are not kept out.
+                    new Command(PrimitiveScripts.WRITE_RELEASE, new String[] {writer, waiting}, token, channel),
+                    "its write lease expired or was taken", channel);
+        }
+        String[] readersKey = {readers};
+        return new Call(a, new Command(PrimitiveScripts.READ_ACQUIRE, new String[] {writer, readers, waiting}, token, ttl), false,
+                new Command(PrimitiveScripts.LEASE_RENEW, readersKey, token, ttl),
+                new Command(PrimitiveScripts.LEASE_RELEASE, readersKey, token, channel),
+                "its read lease expired or was taken", channel);
+    }
+
+    /** Every call says what it acquires: {@link #permits} or {@link #readWrite} is used instead. */
+    @Override
+    public Call open(LockCore<Call>.Acquisition acquisition) {
+        throw new UnsupportedOperationException("a semaphore or read-write lock acquisition says what it acquires");
+    }
+
+    @Override
+    public CompletionStage<Reply> acquire(Call call) {
+        long validFor = call.acquisition.ttl().toNanos();
+        return run(call.acquire).thenApply(result -> result == 0
+                ? Reply.busy()
+                : Reply.granted(call.fenced ? result : LockLease.NO_FENCING_TOKEN, validFor));
+    }
+
+    @Override
+    public Mono<Void> renew(Call call, Lease lease) {
+        long sentAt = System.nanoTime();
+        return command(call, call.renew).flatMap(renewed -> {
+            if (renewed == 1) {
+                lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
+                return Mono.empty();
+            }
+            return Mono.error(new LockLostException(call.acquisition.name(), call.lost, null));
+        });
+    }
+
+    @Override
+    public Mono<Void> release(Call call) {
+        return Mono.defer(() -> command(call, call.release))
+                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.acquisition.timers())
+                        .filter(RedisErrors::isTransient))
+                .then();
+    }
+
+    @Override
+    public CompletionStage<?> releaseAbandoned(Call call) {
+        return run(call.release);
+    }
+
+    @Override
+    public boolean isTransient(Throwable error) {
+        return RedisErrors.isTransient(error);
+    }
+
+    /**
+     * Backoff, or until a release notice wakes the caller. A notice wakes one waiter of this
+     * process, whose permits may not fit what was released, or one of several readers a release
+     * lets in, so the backoff steps stay short; a waiting writer's steps (at most the longest one)
+     * stay within its waiter lease.
+     */
+    @Override
+    public Duration pause(Call call, long retry) {
+        if (call.waiter == null) {
+            call.waiter = notices.join(call.channel, call.acquisition, this);
+            if (call.acquisition.isDone()) {
+                stopWaiting(call); // the acquisition ended while it was joining
+            }
+        }
+        return backoff.step(retry);
+    }
+
+    /** How many acquisitions of this process wait on the read-write lock {@code name}. */
+    int readWriteWaiters(String name) {
+        return notices.waiters(LockKeys.releaseChannel(LockKeys.readWriteKey(keys.lockKey(name))));
+    }
+
+    @Override
+    public void stopWaiting(Call call) {
+        ReleaseNotices.Waiter w = call.waiter;
+        if (w != null) {
+            w.leave();
+        }
+    }
+
+    private CompletionStage<Long> run(Command c) {
+        return scripts.run(c.script(), c.keys(), c.args());
+    }
+
+    private Mono<Long> command(Call call, Command c) {
+        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), call.acquisition.timers());
+    }
+
+    @Override
+    public String toString() {
+        return "PrimitiveStore{" + options + "}";
+    }
+}

@@ -1,0 +1,286 @@
+package io.reactivelock.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.reactivelock.LockClosedException;
+import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.Primitive;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.ReactiveLockClient;
+import io.reactivelock.ReactiveMultiLock;
+import io.reactivelock.ReactiveReadWriteLock;
+import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.inspect.LockInspector;
+import io.reactivelock.spi.LockCore;
+import io.reactivelock.spi.Primitives;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The {@link ReactiveLockClient} of one Redis deployment (a standalone server, a Sentinel-managed
+ * master given by a Sentinel {@link RedisURI}, or a Cluster): a {@link ReactiveLock} itself, and the
+ * source of every other primitive on the same deployment. One per application and deployment; everything it hands
+ * out shares its two connections (commands, and pub/sub for release notices).
+ *
+ * <pre>{@code
+ * ReactiveRedisLock redis = ReactiveRedisLock.create(RedisURI.create("redis://localhost:6379"));
+ * Mono<Receipt> receipt = redis.withLock("order:" + id, Duration.ofSeconds(10), lease -> pay(id));
+ *
+ * ReactiveSemaphore exports = redis.semaphore(4);        // at most 4 permits per name
+ * ReactiveReadWriteLock catalog = redis.readWriteLock();
+ * ReactiveMultiLock accounts = redis.multiLock();
+ * ReactiveLock queue = redis.fair();                     // waiters served in arrival order
+ * }</pre>
+ *
+ * <p>Protocol: acquire is one Lua script ({@code SET key token NX PX ttl} and a fencing token);
+ * release and renewal are Lua compare-and-act scripts on the token; all run by {@code EVALSHA}.
+ * The keys of one name share a Cluster hash slot, and the primitives of one name know each other:
+ * a lock, a fair lock and a multi-lock on a name exclude each other. Thread-safe. It starts no
+ * threads of its own: timers run on {@link LockOptions#scheduler()} and replies arrive on
+ * Lettuce's event loops.
+ *
+ * <p>A client made from a {@link RedisURI} owns its Lettuce client and connections and closes
+ * them in {@link #closeAsync()}; one made from the caller's Lettuce client closes only the
+ * connections it opened.
+ */
+public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseable {
+
+    private final LockOptions options;
+    private final RedisConnections connections;
+    private final ReleaseNotices notices;
+    private final RedisStore store;
+    private final FairRedisStore fairStore;
+    private final LockCore<RedisStore.Call> core;
+    private final LockCore<RedisStore.Call> fairCore;
+    private final PrimitiveStore primitives;
+    private final LockCore<PrimitiveStore.Call> semaphoreCore;
+    private final LockCore<PrimitiveStore.Call> readWriteCore;
+    private final MultiLockStore multiStore;
+    private final LockCore<MultiLockStore.Call> multiCore;
+    private final List<LockCore<?>> cores;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private ReactiveRedisLock(LockOptions options, RedisConnections connections) {
+        this.options = options;
+        this.connections = connections;
+        this.notices = new ReleaseNotices(connections.pubSub(), options.maxBackoff());
+        ScriptExecutor scripts = connections.scripts();
+        this.store = new RedisStore(options, scripts, notices);
+        this.core = new LockCore<>(options, Primitive.LOCK, store);
+        this.fairStore = new FairRedisStore(options, scripts, notices);
+        this.fairCore = new LockCore<>(options, Primitive.LOCK, fairStore);
+        this.primitives = new PrimitiveStore(options, scripts, notices);
+        this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, primitives);
+        this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, primitives);
+        this.multiStore = new MultiLockStore(options, scripts, notices,
+                connections.cluster() ? SlotHash::getSlot : key -> 0);
+        this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, multiStore);
+        this.cores = List.of(core, fairCore, semaphoreCore, readWriteCore, multiCore);
+    }
+
+    /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */
+    public static ReactiveRedisLock create(RedisURI uri) {
+        return create(uri, LockOptions.defaults());
+    }
+
+    /**
+     * Creates a Lettuce client for {@code uri} (standalone, or Sentinel with a Sentinel URI) and the
+     * two connections, all owned by this client. Connecting blocks: call it at start-up, not on a
+     * reactive thread. The Lettuce client rejects commands while disconnected, so an attempt made
+     * during an outage fails fast and is retried with backoff instead of being buffered and
+     * replayed after its caller gave up.
+     *
+     * @throws io.lettuce.core.RedisConnectionException if Redis cannot be reached
+     */
+    public static ReactiveRedisLock create(RedisURI uri, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return new ReactiveRedisLock(options, RedisConnections.open(uri));
+    }
+
+    /**
+     * Opens the two connections from the caller's Lettuce client, which must have a default
+     * {@link RedisURI}, and shares its event loops. This client closes the connections, not the
+     * Lettuce client. Connecting blocks: call it at start-up. Give the Lettuce client
+     * {@code DisconnectedBehavior.REJECT_COMMANDS}, as {@link #create(RedisURI, LockOptions)} does, so
+     * that attempts fail fast during an outage instead of being buffered and replayed on reconnect.
+     */
+    public static ReactiveRedisLock create(RedisClient client, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return new ReactiveRedisLock(options, RedisConnections.open(client));
+    }
+
+    /**
+     * Opens the two Cluster connections (commands, routed by hash slot, and pub/sub) from the
+     * caller's Lettuce client; this client closes the connections, not the Lettuce client. A
+     * release notice reaches a subscriber on any node. Connecting blocks: call it at start-up.
+     *
+     * <p>Give the Lettuce client {@link io.lettuce.core.cluster.ClusterTopologyRefreshOptions
+     * topology refresh} (adaptive triggers, a periodic refresh) so that it finds a promoted replica
+     * after a failover; a held lock whose key did not reach that replica is reported to its holder
+     * as {@link LockLostException} at the next renewal.
+     */
+    public static ReactiveRedisLock create(RedisClusterClient client, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return new ReactiveRedisLock(options, RedisConnections.open(client));
+    }
+
+    @Override
+    public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
+        return core.withLock(name, ttl, body);
+    }
+
+    @Override
+    public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
+        return core.withLockMany(name, ttl, options.acquireTimeout(), body);
+    }
+
+    @Override
+    public ReactiveLock withAcquireTimeout(Duration acquireTimeout) {
+        return core.withAcquireTimeout(acquireTimeout);
+    }
+
+    /**
+     * The fair lock of this deployment: waiters queue in Redis and get the lock in arrival order,
+     * across processes; a release hands the lock straight to the first live waiter (in-process,
+     * without a notice, when that waiter is in the releaser's process). A waiter that crashes costs
+     * the line up to one {@link LockOptions#waiterLease()} plus one backoff step; one that is
+     * cancelled leaves at once. Same keys as this lock, so the two exclude each other, but use one
+     * mode per name: a non-fair acquisition ignores the line. (Without fair mode, waiters in one
+     * process still get the lock in arrival order by in-process hand-off, while waiters in other
+     * processes compete for it.)
+     */
+    @Override
+    public ReactiveLock fair() {
+        return fairCore.withAcquireTimeout(options.acquireTimeout());
+    }
+
+    /**
+     * A semaphore of {@code capacity} permits per name, on this deployment. Its holders of a name
+     * are one sorted set scored by the server time at which each holder's lease ends; a release
+     * wakes a waiter of this process at once, the others poll with backoff. Not fair.
+     *
+     * @throws IllegalArgumentException if {@code capacity} is below 1
+     */
+    @Override
+    public ReactiveSemaphore semaphore(int capacity) {
+        return Primitives.semaphore(semaphoreCore, capacity, primitives::permits);
+    }
+
+    /**
+     * The read-write lock of this deployment. Its writer is a key holding its token, as this lock's;
+     * its readers are a sorted set of tokens scored by the server time at which each reader's lease
+     * ends, so readers expire one by one; waiting writers are a sorted set of the same kind.
+     */
+    @Override
+    public ReactiveReadWriteLock readWriteLock() {
+        return Primitives.readWriteLock(readWriteCore, primitives::readWrite);
+    }
+
+    /**
+     * The multi-lock of this deployment: its names are this lock's, so a {@code withLocks} and a
+     * {@code withLock} on one name exclude each other. On a standalone server or Sentinel master one
+     * script takes every name or none. On a Cluster a script runs on one node, so the names are
+     * taken one hash slot at a time in ascending order, releasing the slots already taken when a
+     * later one is busy: the body still runs only with every name held, but during an attempt the
+     * caller briefly holds the names of the earlier slots without the others.
+     */
+    @Override
+    public ReactiveMultiLock multiLock() {
+        return Primitives.multiLock(multiCore, multiStore::open, (call, lease) -> multiStore.fencingTokens(call));
+    }
+
+    /**
+     * A read-only inspector of this deployment's locks, on this client's command connection; see
+     * {@link LockInspector#withForceReleaseEnabled()} for the one administrative operation.
+     */
+    public LockInspector inspector() {
+        return new RedisLockInspector(options, connections.deployment(), false);
+    }
+
+    /** The options every primitive of this client runs with. */
+    public LockOptions options() {
+        return options;
+    }
+
+    /**
+     * How many leases this client is keeping alive right now, all primitives together: bodies
+     * running with their renewal watchdog. For metrics and tests; zero once every body has ended.
+     */
+    public int activeLeases() {
+        return cores.stream().mapToInt(LockCore::activeLeases).sum();
+    }
+
+    /**
+     * Closes what this client owns (the connections, and the Lettuce client if it created it),
+     * without blocking. Acquisitions requested afterwards, of any primitive, fail with
+     * {@link LockClosedException}; what is held stays until released or expired.
+     */
+    @Override
+    public Mono<Void> closeAsync() {
+        return Mono.defer(() -> {
+            if (!closed.compareAndSet(false, true)) {
+                return Mono.empty();
+            }
+            cores.forEach(LockCore::close);
+            return Mono.fromCompletionStage(connections.close().get()).then();
+        });
+    }
+
+    /** Blocking {@link #closeAsync()}, for shutdown code. */
+    @Override
+    public void close() {
+        closeAsync().block();
+    }
+
+    /** How many acquisitions in this process wait for a release notice of lock {@code name}; for tests. */
+    int localWaiters(String name) {
+        return store.localWaiters(name);
+    }
+
+    /** How many readers and writers of this client wait for {@code name} now; for tests. */
+    int readWriteWaiters(String name) {
+        return primitives.readWriteWaiters(name);
+    }
+
+    /** How many lock names have releases retried in the background; for tests. */
+    int namesReleasingInBackground() {
+        return core.namesReleasingInBackground();
+    }
+
+    /** How many timers wait to retry background releases; for tests. */
+    int releaseRetryTimers() {
+        return core.releaseRetryTimers();
+    }
+
+    /**
+     * What this client keeps in memory for lock names, every primitive together: the release
+     * channels it keeps state for ({@code channels}), the names whose woken sleeper has a head
+     * start ({@code headStarts}), the names with releases retried in the background
+     * ({@code backgroundReleases}) and the timers of those retries ({@code releaseRetryTimers}),
+     * and the delayed tasks waiting in the primitives' timer queues ({@code timers}). All zero once
+     * every acquisition has ended and the linger passed; for tests.
+     */
+    Map<String, Integer> stateKept() {
+        return Map.of("channels", notices.channels(),
+                "headStarts", store.headStarts() + fairStore.headStarts(),
+                "backgroundReleases", cores.stream().mapToInt(LockCore::namesReleasingInBackground).sum(),
+                "releaseRetryTimers", cores.stream().mapToInt(LockCore::releaseRetryTimers).sum(),
+                "timers", cores.stream().mapToInt(LockCore::pendingTimers).sum());
+    }
+
+    @Override
+    public String toString() {
+        return "ReactiveRedisLock{" + (connections.cluster() ? "cluster, " : "") + options + "}";
+    }
+}

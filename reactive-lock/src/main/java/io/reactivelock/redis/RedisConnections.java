@@ -1,0 +1,85 @@
+package io.reactivelock.redis;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The two connections of a client, made from a {@link RedisURI}, a {@link RedisClient} or a
+ * {@link RedisClusterClient}: commands (for the scripts and the inspector) and pub/sub (for
+ * release notices), whether they reach a Cluster, and how to close what the client owns.
+ * Connecting blocks.
+ */
+record RedisConnections(ScriptExecutor scripts, Deployment deployment, boolean cluster,
+        StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close) {
+
+    /**
+     * A client of its own for {@code uri}, closed with the connections. It rejects commands while
+     * disconnected, so that an attempt made during an outage fails fast and is retried with
+     * backoff instead of being replayed after its caller gave up.
+     */
+    static RedisConnections open(RedisURI uri) {
+        Objects.requireNonNull(uri, "uri");
+        RedisClient client = RedisClient.create(uri);
+        client.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
+        try {
+            return open(client, client::shutdownAsync);
+        } catch (RuntimeException e) {
+            client.shutdownAsync();
+            throw e;
+        }
+    }
+
+    /** Connections from the caller's client, which stays open. */
+    static RedisConnections open(RedisClient client) {
+        Objects.requireNonNull(client, "client");
+        return open(client, () -> CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * A Cluster connection (each script goes to the node serving its keys' slot) and a Cluster
+     * pub/sub connection (a {@code PUBLISH} on any node reaches it) from the caller's client, which
+     * stays open.
+     */
+    static RedisConnections open(RedisClusterClient client) {
+        Objects.requireNonNull(client, "client");
+        StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
+        StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
+        return new RedisConnections(new ScriptExecutor(commands.async()), new Deployment.Cluster(commands), true, pubSub,
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
+    }
+
+    private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {
+        StatefulRedisConnection<String, String> commands = client.connect(StringCodec.UTF8);
+        StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
+        return new RedisConnections(new ScriptExecutor(commands.async()), new Deployment.Single(commands), false, pubSub,
+                // The connections finish closing on the client's event loop; shutting the client down
+                // from there would block that loop, so the shutdown hops off it first.
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
+                        .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)));
+    }
+
+    /** The pub/sub connection {@code connect} opens; if it cannot, {@code commands} is closed before the error goes on. */
+    private static StatefulRedisPubSubConnection<String, String> pubSub(StatefulConnection<String, String> commands,
+            Supplier<StatefulRedisPubSubConnection<String, String>> connect) {
+        try {
+            return connect.get();
+        } catch (RuntimeException e) {
+            commands.closeAsync();
+            throw e;
+        }
+    }
+}

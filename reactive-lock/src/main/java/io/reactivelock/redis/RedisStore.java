@@ -1,0 +1,345 @@
+package io.reactivelock.redis;
+
+import io.reactivelock.spi.Backoff;
+import io.reactivelock.spi.Lease;
+import io.reactivelock.spi.LockCore;
+import io.reactivelock.spi.LockStore;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
+
+/**
+ * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
+ * one script, release a compare-and-delete that announces the release, renewal a
+ * compare-and-expire. A holder with waiters in this process hands the lock straight to the one
+ * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
+ *
+ * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
+ * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
+ * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the others); a release
+ * wakes one of them by name, the one that started first, so one release leads to about one
+ * attempt in the whole fleet, not one per process, and waiters of other processes are served
+ * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
+ * loses, it registers again with its own start, so it keeps its place. Newcomers of the process
+ * whose release woke it give it a head start of one shortest backoff step: a process that takes
+ * the same lock again right after releasing it would otherwise win nearly every race against the
+ * notice, and starve the others.
+ */
+class RedisStore implements LockStore<RedisStore.Call> {
+
+    /** How long the fencing record outlives the lease it was issued with. */
+    static final Duration FENCE_RETENTION = Duration.ofSeconds(60);
+
+    /** How many times the holder's own release is sent before it is left to the background. */
+    static final int RELEASE_TRIES = 4;
+
+    final LockOptions options;
+    final LockKeys keys;
+    final ScriptExecutor scripts;
+    final @Nullable ReleaseNotices notices;
+    final Backoff backoff;
+    final String waiterLease;
+    /** Locks whose release here woke a sleeper, to when (nanoTime) newcomers here hold back for it. */
+    private final ConcurrentHashMap<String, Long> headStarts = new ConcurrentHashMap<>();
+
+    RedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices) {
+        this.options = options;
+        this.keys = new LockKeys(options.keyPrefix());
+        this.scripts = scripts;
+        this.notices = notices;
+        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
+        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+    }
+
+    /**
+     * One acquisition's lock key and its place among the local waiters. Script keys and arguments
+     * are made per command rather than kept: a waiter holds as little as it can.
+     */
+    static final class Call {
+        final LockCore<Call>.Acquisition acquisition;
+        final String lockKey;
+        final String channel;
+        /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
+        final String startedAt = Long.toString(System.currentTimeMillis());
+        volatile ReleaseNotices.@Nullable Waiter waiter;
+
+        Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
+            this.acquisition = acquisition;
+            this.lockKey = lockKey;
+            this.channel = LockKeys.releaseChannel(lockKey);
+        }
+
+        String token() {
+            return acquisition.token();
+        }
+
+        String ttlMillis() {
+            return Long.toString(acquisition.ttl().toMillis());
+        }
+
+        /** How long the fencing record outlives this acquisition's lease, in ms. */
+        String fenceRetention() {
+            return Long.toString(acquisition.ttl().plus(FENCE_RETENTION).toMillis());
+        }
+    }
+
+    @Override
+    public Call open(LockCore<Call>.Acquisition a) {
+        return new Call(a, keys.lockKey(a.name()));
+    }
+
+    /** Without release notices nobody listens, so waiters do not register as sleepers. */
+    String[] acquireKeys(Call call) {
+        return notices == null
+                ? new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)}
+                : new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.sleepersKey(call.lockKey)};
+    }
+
+    String[] acquireArgs(Call call) {
+        return notices == null
+                ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
+                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt,
+                        call.acquisition.attempts() > 1 ? "1" : "0"}; // an earlier attempt may have registered
+    }
+
+    /** With notices, the fencing record too: its sleepers mark says whether the release looks at the sleepers. */
+    String[] releaseKeys(Call call) {
+        return notices == null
+                ? new String[] {call.lockKey}
+                : new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
+    }
+
+    String[] releaseArgs(Call call) {
+        return new String[] {call.token(), call.channel};
+    }
+
+    @Override
+    public CompletionStage<Reply> acquire(Call call) {
+        long validFor = call.acquisition.ttl().toNanos();
+        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call))
+                .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
+    }
+
+    LuaScript acquireScript() {
+        return LockScripts.ACQUIRE;
+    }
+
+    LuaScript releaseScript() {
+        return LockScripts.RELEASE;
+    }
+
+    @Override
+    public Mono<Void> renew(Call call, Lease lease) {
+        long sentAt = System.nanoTime();
+        return command(call, LockScripts.RENEW, new String[] {call.lockKey}, call.token(), call.ttlMillis())
+                .flatMap(renewed -> {
+                    if (renewed == 1) {
+                        lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
+                        return Mono.empty();
+                    }
+                    return Mono.error(new LockLostException(call.acquisition.name(), "it expired or another holder took it", null));
+                });
+    }
+
+    @Override
+    public Mono<Void> release(Call call) {
+        ReleaseNotices.Waiter next = notices == null ? null : notices.reserveLongestWaiting(call.channel, handOffRun(), this);
+        if (next == null) {
+            return releaseCommand(call);
+        }
+        LockCore<?>.Acquisition recipient = next.acquisition();
+        return Mono.defer(() -> {
+            long sentAt = System.nanoTime();
+            recipient.expectHandOff(); // before sending: its end then releases, whatever happens
+            // The grant is taken from the command itself, so that one answered after our timeout
+            // still reaches the recipient (or is released if the recipient has ended).
+            CompletableFuture<Long> handOff = handOffCommand(call, (Call) recipient.call()).toCompletableFuture()
+                    .whenComplete((result, error) -> {
+                        if (result != null && handedOver(result)) {
+                            recipient.handOver(result, sentAt);
+                        }
+                    });
+            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), call.acquisition.timers())
+                    .doOnNext(result -> {
+                        if (handedOver(result) || handedOnByRelease(result)) {
+                            call.acquisition.handedOff();
+                        }
+                        if (!handedOver(result)) {
+                            next.unreserve();
+                            notHandedOver(recipient);
+                        }
+                    })
+                    .then()
+                    .onErrorResume(e -> {
+                        // Outcome unknown: an ordinary release changes nothing if the hand-off happened.
+                        if (recipient.isDone()) {
+                            recipient.releaseInBackground("a hand-off whose outcome is unknown");
+                        }
+                        next.unreserve();
+                        recipient.wake();
+                        return releaseCommand(call);
+                    });
+        });
+    }
+
+    /** The longest run of local hand-offs on one lock: the longest a waiter elsewhere sleeps between attempts. */
+    @Nullable Duration handOffRun() {
+        return options.maxBackoff();
+    }
+
+    /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
+    CompletionStage<Long> handOffCommand(Call call, Call next) {
+        return scripts.run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
+                next.ttlMillis());
+    }
+
+    /** Whether a hand-off script's result means the named waiter got the lock (then it is the fence). */
+    boolean handedOver(long result) {
+        return result > 0;
+    }
+
+    /** Whether a release script's result means Redis handed the lock to a waiter (of any process). */
+    boolean handedOnByRelease(long result) {
+        return false;
+    }
+
+    /** Whether a release script's result means it woke a sleeper of any process by name. */
+    boolean wokeSleeper(long result) {
+        return result == 2;
+    }
+
+    /** Newcomers of this process on the lock of {@code call} hold back one shortest backoff step, for the sleeper it woke. */
+    private void giveHeadStart(Call call) {
+        long step = options.minBackoff().toNanos();
+        Long until = System.nanoTime() + step;
+        headStarts.put(call.lockKey, until);
+        call.acquisition.timers().schedule(() -> headStarts.remove(call.lockKey, until), step, TimeUnit.NANOSECONDS);
+    }
+
+    /** The lease was already gone: the reserved waiter tries on its own. */
+    void notHandedOver(LockCore<?>.Acquisition recipient) {
+        recipient.wake();
+    }
+
+    /** The release, tried up to {@value #RELEASE_TRIES} times while it fails with a transient error, a backoff step apart. */
+    private Mono<Void> releaseCommand(Call call) {
+        return releaseCommand(call, 0);
+    }
+
+    private Mono<Void> releaseCommand(Call call, int tried) {
+        return command(call, releaseScript(), releaseKeys(call), releaseArgs(call))
+                .doOnNext(result -> {
+                    if (handedOnByRelease(result)) {
+                        call.acquisition.handedOff();
+                    } else if (wokeSleeper(result)) {
+                        giveHeadStart(call);
+                    }
+                })
+                .then()
+                .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
+                        e -> Mono.delay(backoff.step(tried), call.acquisition.timers()).then(releaseCommand(call, tried + 1)));
+    }
+
+    /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
+    @Override
+    public CompletionStage<?> releaseAbandoned(Call call) {
+        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call)).whenComplete((result, error) -> {
+            if (notices != null) {
+                notices.wakeFirst(call.channel);
+            }
+        });
+    }
+
+    @Override
+    public boolean isTransient(Throwable error) {
+        return RedisErrors.isTransient(error);
+    }
+
+    @Override
+    public @Nullable Duration pause(Call call, long retry) {
+        if (notices == null) {
+            return backoff.step(retry);
+        }
+        join(call);
+        if (!notices.listening(call.channel)) {
+            return backoff.step(retry);
+        }
+        // Redis confirmed the subscription: every release now wakes a waiter here or hands one the
+        // lock. Polling only covers lost notices and holders that died, which the first local
+        // waiter does at the longest step; the others wait to be woken.
+        return notices.isFirst(Objects.requireNonNull(call.waiter)) ? backoff.step(Long.MAX_VALUE) : followerStep();
+    }
+
+    /**
+     * How long a waiter that is not this process's first on the lock sleeps unless woken: a safety
+     * net only, since the first keeps the sleepers' registration alive (five waiter leases).
+     */
+    Duration followerStep() {
+        return options.waiterLease().multipliedBy(5);
+    }
+
+    /**
+     * A newcomer does not try ahead of this process's waiters on the lock: it queues behind them
+     * for a hand-off (or the first backoff step), which keeps local hand-offs in arrival order and
+     * spares an attempt that would find the lock busy. Nor does it try while the head start this
+     * process's release gave a woken sleeper lasts.
+     */
+    @Override
+    public Duration pauseBeforeFirstAttempt(Call call) {
+        if (notices == null) {
+            return Duration.ZERO;
+        }
+        if (notices.waiters(call.channel) == 0) {
+            Long headStartUntil = headStarts.get(call.lockKey);
+            if (headStartUntil == null || headStartUntil - System.nanoTime() <= 0) {
+                return Duration.ZERO;
+            }
+        }
+        join(call);
+        return backoff.step(0);
+    }
+
+    private void join(Call call) {
+        if (call.waiter == null) {
+            call.waiter = Objects.requireNonNull(notices).join(call.channel, call.acquisition, this);
+            if (call.acquisition.isDone()) {
+                stopWaiting(call); // the acquisition ended while it was joining
+            }
+        }
+    }
+
+    @Override
+    public void stopWaiting(Call call) {
+        ReleaseNotices.Waiter w = call.waiter;
+        if (w != null) {
+            w.leave();
+        }
+    }
+
+    /** How many locks give a woken sleeper a head start now. */
+    int headStarts() {
+        return headStarts.size();
+    }
+
+    /** How many acquisitions in this process wait for a release of lock {@code name}. */
+    int localWaiters(String name) {
+        return notices == null ? 0 : notices.waiters(LockKeys.releaseChannel(keys.lockKey(name)));
+    }
+
+    /** {@code script}, sent at subscription, for {@code call}: failing if no reply comes within the command timeout. */
+    Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.acquisition.timers());
+    }
+
+    @Override
+    public String toString() {
+        return "RedisStore{" + options + "}";
+    }
+}

@@ -1,0 +1,214 @@
+package io.reactivelock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.support.CommandStats;
+import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.WithRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Issue 14: with waiters in separate lock instances (as separate processes are), a non-fair
+ * release wakes one of them by name instead of one per instance, so one hand-off costs about one
+ * acquire attempt in the whole fleet. Each waiter's backoff step is at least 5 s (max backoff 10 s,
+ * jitter 0.5), so within the test only the release can wake anyone.
+ */
+@WithRedis
+class DirectedWakeUpTest {
+
+    private static final int INSTANCES = 8;
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final LockOptions PATIENT = LockOptions.builder()
+            .backoff(Duration.ofMillis(1), Duration.ofSeconds(10)).acquireTimeout(Duration.ofMinutes(1)).build();
+
+    private final RedisServer redis;
+    private final List<ReactiveRedisLock> locks = new ArrayList<>();
+
+    DirectedWakeUpTest(RedisServer redis) {
+        this.redis = redis;
+    }
+
+    @AfterEach
+    void close() {
+        locks.forEach(ReactiveRedisLock::close);
+    }
+
+    private ReactiveRedisLock instance() {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), PATIENT);
+        locks.add(lock);
+        return lock;
+    }
+
+    @Test
+    void aProcessThatWaitsForTheSameLockAgainWithinTheLingerSubscribesOnceAndUnsubscribesAfterIt() {
+        Duration linger = Duration.ofSeconds(3); // the longest backoff step
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(1), linger).acquireTimeout(Duration.ofMinutes(1)).build());
+        locks.add(lock);
+        redis.call("CONFIG", "RESETSTAT");
+        for (int round = 1; round <= 3; round++) {
+            redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
+            CompletableFuture<Integer> waiter = lock.withLock("a", TTL, Mono.just(round)).toFuture();
+            await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")) && "1".equals(String.valueOf(
+                    redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
+            // The outsider releases as a holder in another process does: the waiter is woken by name.
+            redis.call("EVAL", LockScripts.RELEASE.source(), "2", "lock:{a}", "lock:{a}:sleepers", "outsider", "lock:{a}:released");
+            assertThat(waiter.join()).isEqualTo(round);
+        }
+        assertThat(CommandStats.calls(redis, "subscribe")).as("subscriptions for three waits, each within the linger of the last")
+                .isEqualTo(1);
+        await().atMost(linger.multipliedBy(3)).until(() -> "0".equals(String.valueOf(
+                redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
+    }
+
+    @Test
+    void aProcessThatReleasesAndAsksAgainGivesTheSleeperItWokeAHeadStart() {
+        // One shortest backoff step of head start: 1 s here, against a notice that takes milliseconds.
+        LockOptions options = LockOptions.builder().backoff(Duration.ofSeconds(1), Duration.ofSeconds(10))
+                .acquireTimeout(Duration.ofMinutes(1)).build();
+        ReactiveRedisLock first = ReactiveRedisLock.create(redis.uri(), options);
+        ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), options);
+        locks.add(first);
+        locks.add(other);
+        List<String> entered = new CopyOnWriteArrayList<>();
+        Sinks.Empty<Void> firstBody = Sinks.empty();
+        CompletableFuture<?> twice = first.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("first")).then(firstBody.asMono()))
+                .then(first.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("first again"))))
+                .toFuture();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{x}")));
+        CompletableFuture<?> once = other.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("other"))).toFuture();
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{x}:sleepers")) && "1".equals(String.valueOf(
+                redis.callList("PUBSUB", "NUMSUB", "lock:{x}:released").get(1))));
+
+        firstBody.tryEmitEmpty(); // its release wakes the other process's sleeper; it asks again at once
+        twice.join();
+        once.join();
+        assertThat(entered).as("the woken sleeper went before the releaser's next acquisition")
+                .containsExactly("first", "other", "first again");
+    }
+
+    @Test
+    void aReleaseThatFindsTheHoldersOwnTokenOldestAmongTheSleepersWakesTheNextOneInstead() {
+        // An attempt of the holder's that found the lock busy ran after its grant (a NOSCRIPT retry).
+        redis.call("SET", "lock:{a}", "holder", "PX", "60000");
+        redis.call("ZADD", "lock:{a}:sleepers", "1", "holder", "2", "sleeper");
+        assertThat(redis.call("EVAL", LockScripts.RELEASE.source(), "2", "lock:{a}", "lock:{a}:sleepers", "holder",
+                "lock:{a}:released")).as("released, and a sleeper woken").isEqualTo("2");
+        assertThat(redis.call("EXISTS", "lock:{a}", "lock:{a}:sleepers")).as("the sleeper was popped, the holder's entry too")
+                .isEqualTo("0");
+    }
+
+    @Test
+    void aWaiterThatGetsTheLockIsNoLongerAmongTheSleepersSoReleasesWakeTheOthers() {
+        redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(20)).acquireTimeout(Duration.ofMinutes(1)).build());
+        locks.add(lock);
+        Sinks.Empty<Void> body = Sinks.empty();
+        CompletableFuture<Void> held = lock.withLock("a", TTL, body.asMono()).toFuture();
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+
+        redis.call("DEL", "lock:{a}"); // the outsider's lease ends without a notice: the waiter's next poll takes it
+        await().until(() -> {
+            String holder = redis.call("GET", "lock:{a}");
+            return holder != null && !holder.equals("outsider");
+        });
+        assertThat(redis.call("ZCARD", "lock:{a}:sleepers")).as("the holder's token left the sleepers with its grant")
+                .isEqualTo("0");
+        body.tryEmitEmpty();
+        held.join();
+    }
+
+    @Test
+    void aReleaseWakesOneWaiterOfAnotherInstanceAndItAloneTriesAgain() throws Exception {
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        CompletableFuture<Void> holder = instance().withLock("a", TTL, holderDone.asMono()).toFuture();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        List<Sinks.Empty<Void>> bodies = new ArrayList<>();
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        List<Integer> entered = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < INSTANCES; i++) {
+            int id = i;
+            Sinks.Empty<Void> body = Sinks.empty();
+            bodies.add(body);
+            ReactiveRedisLock lock = instance();
+            waiters.add(lock.withLock("a", TTL, body.asMono().doOnSubscribe(s -> entered.add(id))).toFuture());
+            await().until(() -> lock.localWaiters("a") == 1);
+            long registered = Long.parseLong(redis.call("ZCARD", "lock:{a}:sleepers"));
+            assertThat(registered).as("registered in the order they started").isEqualTo(i + 1L);
+        }
+        await().until(() -> String.valueOf(INSTANCES).equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+        redis.call("CONFIG", "RESETSTAT");
+
+        holderDone.tryEmitEmpty();
+        holder.get(10, TimeUnit.SECONDS);
+        await().until(() -> waiters.stream().filter(w -> !w.isDone()).count() == INSTANCES
+                && "1".equals(redis.call("EXISTS", "lock:{a}")));
+
+        assertThat(CommandStats.calls(redis, "publish")).as("one directed notice").isEqualTo(1);
+        // The release and the woken waiter's attempt; the others still sleep out their >= 5 s step.
+        assertThat(CommandStats.calls(redis, "evalsha") + CommandStats.calls(redis, "eval"))
+                .as("scripts run after the release").isEqualTo(2);
+        assertThat(redis.call("ZCARD", "lock:{a}:sleepers")).as("the others stay registered")
+                .isEqualTo(String.valueOf(INSTANCES - 1));
+        assertThat(entered).as("the waiter that started first is woken first").containsExactly(0);
+
+        bodies.forEach(Sinks.Empty::tryEmitEmpty); // each winner in turn; the others wake one by one
+        for (CompletableFuture<Void> w : waiters) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(redis.call("EXISTS", "lock:{a}", "lock:{a}:sleepers")).as("nothing left").isEqualTo("0");
+    }
+
+    @Test
+    void aReleaseWithNobodyWaitingPublishesNothing() {
+        ReactiveRedisLock lock = instance();
+        redis.call("CONFIG", "RESETSTAT");
+        assertThat(lock.withLock("a", TTL, Mono.just(1)).block(Duration.ofSeconds(10))).isEqualTo(1);
+        assertThat(CommandStats.calls(redis, "publish")).isZero();
+    }
+
+    /**
+     * Within one process only the waiter that has waited longest keeps trying at the backoff step
+     * (50 ms here); the others wait to be woken and call only at the follower step (five waiter
+     * leases without fairness, half of one with it: 5 s and 500 ms here). Counted by the attempts
+     * each waiter made before giving up at its 2 s acquire timeout.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "fair={0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void onlyTheFirstLocalWaiterKeepsTryingTheOthersWaitToBeWoken(boolean fair) {
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        instance().withLock("a", TTL, holderDone.asMono()).subscribe();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+                .backoff(Duration.ofMillis(50), Duration.ofMillis(50)).acquireTimeout(Duration.ofSeconds(2)).build());
+        locks.add(client);
+        ReactiveLock here = fair ? client.fair() : client;
+        List<CompletableFuture<Integer>> attempts = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            attempts.add(here.withLock("a", TTL, Mono.<Integer>empty())
+                    .onErrorResume(LockAcquisitionException.class, e -> Mono.just(e.attempts()))
+                    .toFuture());
+        }
+        List<Integer> counts = attempts.stream().map(CompletableFuture::join).sorted().toList();
+        holderDone.tryEmitEmpty();
+
+        assertThat(counts.get(counts.size() - 1)).as("the first waiter polled for the whole 2 s").isGreaterThanOrEqualTo(10);
+        // One attempt on arrival, the follower steps, and one when the first gave up and woke the next.
+        assertThat(counts.subList(0, counts.size() - 1)).as("attempts of each of the other waiters")
+                .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(fair ? 7 : 3));
+    }
+}

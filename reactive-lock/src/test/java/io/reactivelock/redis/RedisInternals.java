@@ -1,0 +1,61 @@
+package io.reactivelock.redis;
+
+import io.reactivelock.LockOptions;
+
+/**
+ * The package-private Redis plumbing that tests outside this package look at (faults, security,
+ * inspector): key names and the scripts' sources and digests. Test code only: the library's own
+ * {@code io.reactivelock.redis} has no public type but the clients and their options.
+ */
+public final class RedisInternals {
+
+    private RedisInternals() {}
+
+    /** A Lua script as Redis knows it: its source, and the digest {@code EVALSHA} names it by. */
+    public record Script(String source, String sha) {
+        static Script of(LuaScript script) {
+            return new Script(script.source(), script.sha());
+        }
+    }
+
+    /** The single lock's acquire script. */
+    public static final Script ACQUIRE = Script.of(LockScripts.ACQUIRE);
+    /** The single lock's renewal script. */
+    public static final Script RENEW = Script.of(LockScripts.RENEW);
+    /** The single lock's release script. */
+    public static final Script RELEASE = Script.of(LockScripts.RELEASE);
+    /** The fair lock's release script. */
+    public static final Script RELEASE_FAIR = Script.of(LockScripts.RELEASE_FAIR);
+    /** The renewal script of a semaphore's permits and of a reader's lease. */
+    public static final Script LEASE_RENEW = Script.of(PrimitiveScripts.LEASE_RENEW);
+
+    /** The lock key of {@code name} under the default key prefix. */
+    public static String lockKey(String name) {
+        return lockKey(LockOptions.DEFAULT_KEY_PREFIX, name);
+    }
+
+    /** The lock key of {@code name} under {@code prefix}. */
+    public static String lockKey(String prefix, String name) {
+        return new LockKeys(prefix).lockKey(name);
+    }
+
+    /** The fencing record of the lock whose key is {@code lockKey}. */
+    public static String fenceKey(String lockKey) {
+        return LockKeys.fenceKey(lockKey);
+    }
+
+    /** The fair line of the lock whose key is {@code lockKey}. */
+    public static String queueKey(String lockKey) {
+        return LockKeys.queueKey(lockKey);
+    }
+
+    /** The waiters to wake of the lock whose key is {@code lockKey}. */
+    public static String waitersKey(String lockKey) {
+        return LockKeys.waitersKey(lockKey);
+    }
+
+    /** The release channel of the lock whose key is {@code lockKey}. */
+    public static String releaseChannel(String lockKey) {
+        return LockKeys.releaseChannel(lockKey);
+    }
+}

@@ -1,0 +1,348 @@
+package io.reactivelock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockAcquisitionException.Reason;
+import io.reactivelock.LockOptions;
+import io.reactivelock.ReactiveLock;
+import io.reactivelock.support.CommandStats;
+import io.reactivelock.support.RecordingListener;
+import io.reactivelock.support.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.test.scheduler.VirtualTimeScheduler;
+
+/**
+ * Redlock counts every node's reply exactly once, whatever thread delivers it. Five real servers
+ * hold each round's commands ({@code CLIENT PAUSE WRITE} holds scripts) until all five sit in
+ * their sockets, then all are resumed at once, so that the five replies reach Lettuce's event
+ * loops together; many rounds, each with several names. A reply lost from the count shows as a
+ * busy refusal reported as {@link Reason#QUORUM_NOT_REACHED}, a grantable acquisition refused, a
+ * renewal short of its majority (retried, so {@code renewed} does not come) or a release short of
+ * its majority (retried in the background: one release more on every node).
+ *
+ * <p>The race it guards against is a lost update between two event loops, which needs both on a
+ * core at once: on a loaded two-core machine the counting code of before the fix lost about one
+ * reply in a few thousand, so one run of this class caught it about one time in three (see issue
+ * 26). {@code -Dredlock.race.rounds} (default 200) and {@code -Dredlock.race.names} (default 16)
+ * make it run longer.
+ */
+class RedlockRaceTest {
+
+    private static final int N = 5;
+    private static final int ROUNDS = Integer.getInteger("redlock.race.rounds", 200);
+    /** Names per round: their replies come in one burst from each node, so the event loops count side by side. */
+    private static final int K = Integer.getInteger("redlock.race.names", 16);
+    private static final List<String> NAMES = IntStream.range(0, K).mapToObj(i -> "n" + (10 + i)).toList();
+    private static final Duration TTL = Duration.ofMinutes(1);
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    /** Far above any reply time here, so that only the count decides a round. */
+    private static final RedlockOptions PATIENT = new RedlockOptions(Duration.ofSeconds(5), 0.01);
+    private static final String TOKEN = "0".repeat(32);
+    private static final String TTL_MS = Long.toString(TTL.toMillis());
+    private static final String KEY = lockKey(NAMES.get(0));
+    private static final int ACQUIRE_BYTES = resp("EVALSHA", LockScripts.ACQUIRE.sha(), "2", KEY, LockKeys.fenceKey(KEY),
+            TOKEN, TTL_MS, TTL_MS);
+    private static final int RENEW_BYTES = resp("EVALSHA", LockScripts.RENEW.sha(), "1", KEY, TOKEN, TTL_MS);
+    private static final int RELEASE_BYTES = resp("EVALSHA", LockScripts.RELEASE.sha(), "1", KEY, TOKEN,
+            LockKeys.releaseChannel(KEY));
+    private static final Pattern QBUF = Pattern.compile(" qbuf=(\\d+) ");
+
+    private static final List<RedisServer> servers = new ArrayList<>();
+    private static RedisClient adminClient;
+    /** One connection per node for the test's own commands, apart from the lock's. */
+    private static final List<StatefulRedisConnection<String, String>> admin = new ArrayList<>();
+
+    private final List<ReactiveRedlock> locks = new ArrayList<>();
+    /** Script calls each node has run so far. */
+    private final long[] scripts = new long[N];
+
+    @BeforeAll
+    static void startServers() {
+        adminClient = RedisClient.create();
+        for (int i = 0; i < N; i++) {
+            RedisServer server = RedisServer.start();
+            servers.add(server);
+            admin.add(adminClient.connect(StringCodec.UTF8, server.uri()));
+        }
+    }
+
+    @AfterAll
+    static void stopServers() {
+        admin.forEach(StatefulRedisConnection::close);
+        admin.clear();
+        adminClient.shutdown();
+        servers.forEach(RedisServer::close);
+        servers.clear();
+    }
+
+    @BeforeEach
+    void emptyServers() {
+        for (StatefulRedisConnection<String, String> node : admin) {
+            node.sync().flushall();
+            // Loaded beforehand, so that each command is one EVALSHA (no NOSCRIPT fallback) and counts once.
+            for (var script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE, LockScripts.RENEW)) {
+                node.sync().scriptLoad(script.source());
+            }
+            node.sync().configResetstat();
+        }
+    }
+
+    @AfterEach
+    void closeLocks() {
+        unpauseAll();
+        locks.forEach(ReactiveRedlock::close);
+    }
+
+    private ReactiveRedlock lock(LockOptions.Builder options) {
+        ReactiveRedlock lock = ReactiveRedlock.create(servers.stream().map(RedisServer::uri).toList(), options.build(), PATIENT);
+        locks.add(lock);
+        return lock;
+    }
+
+    @Test
+    void aNameHeldOnAMajorityIsRefusedAsBusyEveryTime() {
+        NAMES.forEach(name -> holdElsewhere(name, 0, 1, 2));
+        ReactiveLock oneTry = lock(LockOptions.builder()).withAcquireTimeout(Duration.ZERO);
+        List<String> wrong = new ArrayList<>();
+        for (int round = 1; round <= ROUNDS; round++) {
+            List<Throwable> outcomes = synchronisedRound(ACQUIRE_BYTES, () -> NAMES.stream()
+                    .map(name -> oneTry.withLock(name, TTL, lease -> Mono.just("granted")).toFuture()).toList());
+            for (Throwable refusal : outcomes) {
+                if (!(refusal instanceof LockAcquisitionException e && e.reason() == Reason.BUSY)) {
+                    wrong.add("round " + round + ": " + refusal);
+                }
+            }
+            awaitScripts(2 * K); // the acquires, and the releases every refused attempt sends
+        }
+        System.out.println("race: busy refusals not BUSY: " + wrong.size() + " of " + ROUNDS * K + " " + wrong);
+        assertThat(wrong).as("refusals of names three of five nodes hold, " + K + " at a time, " + ROUNDS + " rounds")
+                .isEmpty();
+    }
+
+    @Test
+    void aBareMajorityOfFreeNodesGrantsEveryTime() {
+        NAMES.forEach(name -> holdElsewhere(name, 0, 1));
+        ReactiveLock oneTry = lock(LockOptions.builder()).withAcquireTimeout(Duration.ZERO);
+        List<String> wrong = new ArrayList<>();
+        for (int round = 1; round <= ROUNDS; round++) {
+            List<Throwable> outcomes = synchronisedRound(ACQUIRE_BYTES, () -> NAMES.stream()
+                    .map(name -> oneTry.withLock(name, TTL, lease -> Mono.just("granted")).toFuture()).toList());
+            for (Throwable refusal : outcomes) {
+                if (refusal != null) {
+                    wrong.add("round " + round + ": " + refusal);
+                }
+            }
+            awaitScripts(2 * K); // the acquires and the releases
+        }
+        System.out.println("race: grantable one-try acquisitions refused: " + wrong.size() + " of " + ROUNDS * K + " " + wrong);
+        assertThat(wrong).as("one-try acquisitions with three of five nodes free, " + K + " at a time, " + ROUNDS + " rounds")
+                .isEmpty();
+    }
+
+    /**
+     * Virtual time starts each round of renewals, so that a renewal short of its majority stays
+     * short: its retry waits for time that does not pass, and {@code renewed} does not come.
+     */
+    @Test
+    void aRenewalKeptOnABareMajorityIsRenewedEveryTime() {
+        VirtualTimeScheduler time = VirtualTimeScheduler.create();
+        RecordingListener events = new RecordingListener();
+        Duration every = Duration.ofSeconds(1);
+        ReactiveRedlock lock = lock(LockOptions.builder().scheduler(time).listener(events)
+                .renewalInterval(every).maxLeaseTime(Duration.ofDays(1)));
+        List<CompletableFuture<Void>> held = new ArrayList<>();
+        List<Disposable> bodies = new ArrayList<>();
+        for (String name : NAMES) {
+            CompletableFuture<Void> entered = new CompletableFuture<>();
+            held.add(entered);
+            bodies.add(lock.withLock(name, TTL, lease -> Mono.fromRunnable(() -> entered.complete(null)).then(Mono.never()))
+                    .subscribe());
+        }
+        try {
+            held.forEach(RedlockRaceTest::join);
+            awaitScripts(K); // the acquires, on every node
+            NAMES.forEach(name -> holdElsewhere(name, 3, 4)); // those two nodes now refuse each renewal
+            for (int round = 1; round <= ROUNDS; round++) {
+                pauseAll();
+                time.advanceTimeBy(every);
+                awaitCommandsHeld(K, RENEW_BYTES);
+                unpauseAll();
+                long renewals = (long) round * K;
+                List<String> heard = events.list;
+                await("renewal round " + round + " of " + ROUNDS + ": every renewal counted as renewed")
+                        .atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                        .until(() -> heard.stream().filter(e -> e.startsWith("renewed ")).count() == renewals);
+                awaitScripts(K);
+            }
+        } finally {
+            bodies.forEach(Disposable::dispose);
+        }
+    }
+
+    @Test
+    void aReleaseAnsweredByABareMajorityIsDoneInOneRound() {
+        ReactiveRedlock lock = lock(LockOptions.builder().acquireTimeout(WAIT));
+        for (int round = 1; round <= ROUNDS; round++) {
+            Sinks.Empty<Void> bodiesEnd = Sinks.empty();
+            List<CompletableFuture<Void>> held = new ArrayList<>();
+            List<CompletableFuture<String>> done = new ArrayList<>();
+            for (String name : NAMES) {
+                CompletableFuture<Void> entered = new CompletableFuture<>();
+                held.add(entered);
+                done.add(lock.withLock(name, TTL, lease -> Mono.fromRunnable(() -> entered.complete(null))
+                        .then(bodiesEnd.asMono()).thenReturn("done")).toFuture());
+            }
+            held.forEach(RedlockRaceTest::join);
+            awaitScripts(K); // the acquires, on every node
+            for (String name : NAMES) {
+                for (int node : new int[] {3, 4}) {
+                    // A hash where the lock was: the release fails there (WRONGTYPE), three answers make the majority.
+                    admin.get(node).sync().del(lockKey(name));
+                    admin.get(node).sync().hset(lockKey(name), "not", "a lock");
+                }
+            }
+            List<Throwable> outcomes = synchronisedRound(RELEASE_BYTES, () -> {
+                bodiesEnd.tryEmitEmpty();
+                return done;
+            });
+            assertThat(outcomes).as("round " + round).containsOnlyNulls();
+            awaitScripts(K); // the releases
+            NAMES.forEach(name -> IntStream.of(3, 4).forEach(node -> admin.get(node).sync().del(lockKey(name))));
+        }
+        // A release short of its majority is retried in the background at once, on the same
+        // connections: once one more acquire sits paused on every node, whatever was sent before
+        // it has run there, and the count is final.
+        pauseAll();
+        CompletableFuture<String> probe = lock.withLock(NAMES.get(0), TTL, lease -> Mono.just("probe")).toFuture();
+        awaitCommandsHeld(1, ACQUIRE_BYTES);
+        long[] calls = servers.stream().mapToLong(node -> CommandStats.calls(node, "evalsha")).toArray();
+        unpauseAll();
+        join(probe);
+        System.out.println("race: script calls per node after " + ROUNDS + " rounds: " + Arrays.toString(calls)
+                + ", expected " + 2L * K * ROUNDS);
+        assertThat(calls).as("script calls per node: an acquire and a release per name and round, none retried")
+                .containsOnly(2L * K * ROUNDS);
+    }
+
+    /**
+     * Pauses every node, starts the round's commands, waits until they all sit in the nodes'
+     * sockets ({@code bytesEach} per command), resumes the nodes at once, and returns each
+     * outcome's error, or null.
+     */
+    private static List<Throwable> synchronisedRound(int bytesEach, Supplier<List<? extends CompletableFuture<?>>> start) {
+        pauseAll();
+        List<? extends CompletableFuture<?>> outcomes = start.get();
+        awaitCommandsHeld(K, bytesEach);
+        unpauseAll();
+        List<Throwable> errors = new ArrayList<>();
+        for (CompletableFuture<?> outcome : outcomes) {
+            try {
+                outcome.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                errors.add(null);
+            } catch (ExecutionException e) {
+                errors.add(e.getCause());
+            } catch (Exception e) {
+                throw new AssertionError("the round did not end within " + WAIT, e);
+            }
+        }
+        return errors;
+    }
+
+    /** Holds scripts (and every other write) on every node; the node still answers reads and {@code CLIENT}. */
+    private static void pauseAll() {
+        admin.forEach(node -> node.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
+                new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(WAIT.toMillis()).add("WRITE")));
+    }
+
+    /** Resumes every node at once: all five commands are written before any reply is awaited. */
+    private static void unpauseAll() {
+        List<RedisFuture<String>> sent = admin.stream().map(node -> node.async().dispatch(CommandType.CLIENT,
+                new StatusOutput<>(StringCodec.UTF8), new CommandArgs<>(StringCodec.UTF8).add("UNPAUSE"))).toList();
+        sent.forEach(reply -> join(reply.toCompletableFuture()));
+    }
+
+    /**
+     * Waits until each node holds {@code commands} commands of the lock's connection: the first
+     * paused (flag {@code b}), the others in its query buffer, {@code bytesEach} each.
+     */
+    private static void awaitCommandsHeld(int commands, int bytesEach) {
+        poll().until(() -> admin.stream().allMatch(node -> node.sync().clientList().lines()
+                .anyMatch(client -> client.contains(" flags=b ") && queued(client) >= (commands - 1) * bytesEach)));
+    }
+
+    private static int queued(String client) {
+        Matcher qbuf = QBUF.matcher(client);
+        return qbuf.find() ? Integer.parseInt(qbuf.group(1)) : 0;
+    }
+
+    /** The size of a command in RESP, as Lettuce sends it. */
+    private static int resp(String... args) {
+        int size = ("*" + args.length + "\r\n").length();
+        for (String arg : args) {
+            int bytes = arg.getBytes(StandardCharsets.UTF_8).length;
+            size += ("$" + bytes + "\r\n").length() + bytes + 2;
+        }
+        return size;
+    }
+
+    private static String lockKey(String name) {
+        return "lock:{" + name + "}";
+    }
+
+    /** Waits until every node ran {@code perNode} more script calls than when last counted, and counts again. */
+    private void awaitScripts(int perNode) {
+        for (int i = 0; i < N; i++) {
+            long before = scripts[i];
+            RedisServer node = servers.get(i);
+            poll().until(() -> CommandStats.calls(node, "evalsha") >= before + perNode);
+            scripts[i] = CommandStats.calls(node, "evalsha");
+        }
+    }
+
+    private static void holdElsewhere(String name, int... nodes) {
+        IntStream.of(nodes).forEach(i -> admin.get(i).sync().set(lockKey(name), "someone-else",
+                SetArgs.Builder.px(TTL.toMillis() * 10)));
+    }
+
+    private static void join(CompletableFuture<?> future) {
+        try {
+            future.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static ConditionFactory poll() {
+        return await().atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1));
+    }
+}
