@@ -3,6 +3,7 @@ package io.reactivelock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.lang.invoke.MethodHandle;
@@ -27,7 +28,6 @@ import reactor.blockhound.BlockingOperationError;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * The lock where a JDK 21+ application puts its blocking work: callers that block for the lock's
@@ -133,13 +133,14 @@ class VirtualThreadsTest {
     }
 
     /**
-     * Virtual threads make no thread exempt: a body that blocks on the thread the lock hands it (the
-     * lock's reply thread, a Lettuce event loop) instead of moving to {@code boundedElastic()} is still
-     * reported, fails the call, and the lock is released.
+     * Virtual threads make no thread exempt: a body that blocks on one of Reactor's non-blocking threads
+     * (here {@code parallel()}, where a careless {@code publishOn} puts it) instead of on
+     * {@code boundedElastic()} is still reported, fails the call, and the lock is released.
      */
     @Test
-    void aBodyThatBlocksWithoutLeavingTheLocksThreadIsStillReportedAndTheLockReleased() {
-        Mono<String> blocksInPlace = lock.withLock("in-place", TTL, lease -> Mono.fromCallable(() -> redis.call("PING")));
+    void aBodyThatBlocksOnANonBlockingThreadIsStillReportedAndTheLockReleased() {
+        Mono<String> blocksInPlace = lock.withLock("in-place", TTL, lease -> Mono.fromCallable(() -> redis.call("PING"))
+                .subscribeOn(Schedulers.parallel()));
         Throwable error = null;
         try {
             blocksInPlace.block(WAIT);

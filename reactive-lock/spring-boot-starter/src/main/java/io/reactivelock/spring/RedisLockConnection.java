@@ -57,6 +57,11 @@ final class RedisLockConnection implements AutoCloseable {
         return new RedisLockConnection(null, cluster);
     }
 
+    /** The Lettuce client resources (event loops, timers) the client runs on. */
+    ClientResources clientResources() {
+        return client != null ? client.getResources() : clusterClient.getResources();
+    }
+
     /** Connects (blocking, at start-up) and creates the lock client, which hands out every primitive. */
     ReactiveRedisLock lock(LockOptions options) {
         if (client != null) {

@@ -62,7 +62,7 @@ class ConnectionDetailsTest {
     /** The event-loop groups the application's Lettuce threads belong to (one per ClientResources). */
     static Set<String> eventLoopGroups() {
         return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).map(EVENT_LOOP::matcher)
-                .filter(Matcher::matches).map(m -> m.group(1)).collect(Collectors.toSet());
+                .filter(Matcher::matches).map(m -> m.group(1)).collect(Collectors.toCollection(HashSet::new));
     }
 
     static long lettuceThreads() {
@@ -89,18 +89,19 @@ class ConnectionDetailsTest {
 
     @Test
     void theLockAndSpringDataRedisShareOneSetOfLettuceEventLoops() {
-        // Only the groups this context starts count: other tests of this JVM may still be shutting theirs down.
-        Set<String> before = eventLoopGroups();
+        Set<String> groupsBefore = eventLoopGroups();
         runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     ReactiveStringRedisTemplate template = context.getBean(ReactiveStringRedisTemplate.class);
                     String fence = fenceOf(context.getBean(ReactiveRedisLock.class), "shared");
                     assertThat(template.opsForValue().get("lock:{shared}:fence").block(TTL)).isEqualTo(fence);
-                    System.err.println("[threads] lettuce threads with the lock and Spring Data Redis on one ClientResources: "
-                            + lettuceThreads() + ", event-loop groups " + eventLoopGroups());
-                    Set<String> started = new HashSet<>(eventLoopGroups());
-                    started.removeAll(before);
-                    assertThat(started).as("event-loop groups of Lettuce threads this context started").hasSize(1);
+                    Set<String> groups = eventLoopGroups();
+                    groups.removeAll(groupsBefore);
+                    System.err.println("[threads] Lettuce threads in this JVM with the lock and Spring Data Redis running: "
+                            + lettuceThreads() + "; event-loop groups started by this context: " + groups);
+                    assertThat(context.getBean(RedisLockConnection.class).clientResources())
+                            .as("the lock's client resources").isSameAs(context.getBean(ClientResources.class));
+                    assertThat(groups).as("event-loop groups this context started").hasSize(1);
                 });
     }
 

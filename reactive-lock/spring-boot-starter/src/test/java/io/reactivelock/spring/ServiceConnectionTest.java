@@ -71,6 +71,9 @@ class ServiceConnectionTest {
         assertThat(details.getStandalone().getPort()).as("the container's port, not the properties'")
                 .isEqualTo(REDIS.getMappedPort(6379));
 
+        // Spring Data Redis connects its shared connection on first use, blocking: on the test thread,
+        // not in the lock's body, which runs on a Lettuce event loop where BlockHound reports it.
+        assertThat(template.hasKey("warm-up").block(TTL)).isFalse();
         String seenByTemplate = lock.withLock("order:42", TTL, (Function<LockLease, Mono<String>>) lease ->
                         template.opsForValue().get("lock:{order:42}").map(value -> value.equals(lease.token()) ? "the lease's token" : value))
                 .block(TTL);
