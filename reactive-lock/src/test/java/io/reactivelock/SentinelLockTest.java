@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.support.FencedResource;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisSentinelSet;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
@@ -27,6 +28,7 @@ import io.reactivelock.redis.ReactiveRedisLock;
  * a failover. A holder whose key the failover lost is told at its next renewal, never later than its
  * lease; a lost fencing record lets tokens go backwards if it was ahead of the new master's clock.
  */
+@NeedsRedis
 class SentinelLockTest {
 
     private static final Duration TTL = Duration.ofSeconds(10);

@@ -11,6 +11,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
 import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.redis.RedisInternals;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import java.util.HashSet;
@@ -28,6 +29,7 @@ import reactor.core.publisher.Sinks;
  * semaphores and read-write locks of the contract are the Cluster client's own: every key of a name
  * lives in the name's slot.
  */
+@NeedsRedis
 class ClusterLockInspectorTest extends LockInspectorContract {
 
     private static RedisCluster cluster;

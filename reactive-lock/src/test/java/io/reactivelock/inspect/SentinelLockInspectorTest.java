@@ -10,6 +10,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisSentinelSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,6 +22,7 @@ import reactor.core.publisher.Sinks;
  * {@link LockInspectorContract} through Sentinel: the inspector of a client made from a Sentinel
  * {@link io.lettuce.core.RedisURI} reads the master the Sentinels name.
  */
+@NeedsRedis
 class SentinelLockInspectorTest extends LockInspectorContract {
 
     private static RedisSentinelSet sentinels;

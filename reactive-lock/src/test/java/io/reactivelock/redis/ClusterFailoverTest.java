@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelock.support.FencedResource;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
@@ -31,6 +32,7 @@ import reactor.core.publisher.Mono;
  * later than its lease. The fencing record can be lost the same way: tokens from the new master then
  * follow its clock, and go backwards if the lost record was ahead of it.
  */
+@NeedsRedis
 class ClusterFailoverTest {
 
     private static final Duration TTL = Duration.ofSeconds(10);

@@ -14,6 +14,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CounterWorkload;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
@@ -46,6 +47,7 @@ import reactor.core.publisher.Sinks;
  * at a time, and a lock held or wanted while its slot moves to another master ({@code ASK}, {@code TRYAGAIN},
  * {@code MOVED}).
  */
+@NeedsRedis
 class ClusterLockTest {
 
     private static final Duration TTL = Duration.ofSeconds(10);

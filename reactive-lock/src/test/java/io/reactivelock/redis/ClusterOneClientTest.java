@@ -15,6 +15,7 @@ import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveReadWriteLock;
 import io.reactivelock.ReactiveSemaphore;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
@@ -39,6 +40,7 @@ import reactor.test.StepVerifier;
  * and its one pub/sub connection, opening no other; the semaphore and the read-write lock work on a
  * Cluster, on names served by every master.
  */
+@NeedsRedis
 class ClusterOneClientTest {
 
     private static final LockKeys KEYS = new LockKeys(LockOptions.DEFAULT_KEY_PREFIX);

@@ -14,6 +14,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CriticalSectionHistory;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
@@ -48,6 +49,7 @@ import reactor.test.publisher.PublisherProbe;
  * earlier slots released when a later one is busy, exclusion whatever the order of the names, a
  * lost name in any slot, and a cancel storm.
  */
+@NeedsRedis
 class MultiLockClusterTest {
 
     private static final Duration TTL = Duration.ofSeconds(10);

@@ -8,6 +8,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
 import io.reactivelock.support.CounterWorkload;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * hopping threads between read and write; Redlock over five masters must let one in at a time,
  * and the same workload without the lock must show the damage.
  */
+@NeedsRedis
 class RedlockMutualExclusionTest {
 
     private final List<RedisServer> nodes = new ArrayList<>();

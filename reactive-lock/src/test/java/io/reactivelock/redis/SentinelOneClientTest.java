@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockOptions;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisSentinelSet;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -23,6 +24,7 @@ import reactor.core.publisher.Sinks;
  * One {@link ReactiveRedisLock} made from a Sentinel {@link RedisURI}: every primitive it hands out
  * works on the master the Sentinels name, over the client's two connections to that master.
  */
+@NeedsRedis
 class SentinelOneClientTest {
 
     private static RedisSentinelSet sentinels;

@@ -30,8 +30,7 @@ public final class RedisServerExtension
 
     @Override
     public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-        return RedisBinary.absence().map(ConditionEvaluationResult::disabled)
-                .orElseGet(() -> ConditionEvaluationResult.enabled("the server is on this machine"));
+        return new NeedsRedis.Condition().evaluateExecutionCondition(context);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.reactivelock;
 
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.testing.ReactiveLockContract;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
  * its multi-lock from a client of the same Cluster (names on different slots); a lease expires by
  * deleting its key on the node that owns its slot.
  */
+@NeedsRedis
 class ClusterReactiveRedisLockContractTest extends ReactiveLockContract {
 
     private static RedisCluster cluster;
