@@ -56,7 +56,7 @@ import io.reactivelock.redis.ReactiveRedisLock;
  * lease at a time. A leader that pauses past its lease (a long GC) still believes it leads when it
  * wakes, until its next renewal; pass the term with its writes and let the resource refuse stale
  * terms. Works on every {@link ReactiveLock} of the library; a lock without fencing tokens
- * ({@link io.reactivelock.redlock.ReactiveRedlock}) gives leadership without terms.
+ * ({@link io.reactivelock.redis.ReactiveRedlock}) gives leadership without terms.
  *
  * <h2>Arguments</h2>
  * The name and the TTL are checked by the lock when {@code lead} or {@code whileLeader} is called,

@@ -70,7 +70,7 @@ public final class Leadership {
      * (while the name's fencing record lives; see the README's "Fencing tokens").
      *
      * @throws UnsupportedOperationException on a lock without fencing tokens
-     *     ({@link io.reactivelock.redlock.ReactiveRedlock}): see {@link LockLease#fencingToken()}
+     *     ({@link io.reactivelock.redis.ReactiveRedlock}): see {@link LockLease#fencingToken()}
      */
     public long term() {
         return lease.fencingToken();

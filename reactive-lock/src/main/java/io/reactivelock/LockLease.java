@@ -27,7 +27,7 @@ public interface LockLease {
      */
     String token();
 
-    /** Whether this lock issues fencing tokens ({@link io.reactivelock.redlock.ReactiveRedlock} does not). */
+    /** Whether this lock issues fencing tokens ({@link io.reactivelock.redis.ReactiveRedlock} does not). */
     boolean hasFencingToken();
 
     /**
@@ -37,7 +37,7 @@ public interface LockLease {
      * tokens" section for how it is kept and exactly when it holds.
      *
      * @throws UnsupportedOperationException if the lock issues no fencing token
-     *     ({@link io.reactivelock.redlock.ReactiveRedlock}): a number that only looks like one would
+     *     ({@link io.reactivelock.redis.ReactiveRedlock}): a number that only looks like one would
      *     let a resource accept a stale holder's writes
      */
     long fencingToken();

@@ -5,7 +5,7 @@ import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Hears what happens to the locks of one {@link ReactiveRedisLock},
- * {@link io.reactivelock.redlock.ReactiveRedlock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
+ * {@link io.reactivelock.redis.ReactiveRedlock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
  * (reactive-lock-test),
  * for metrics and logs: set it with {@link LockOptions.Builder#listener(LockListener)}. Every method
  * does nothing by default.

@@ -7,8 +7,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What Redis says about one name, from {@link LockInspector#inspect}: its lock
  * ({@code ReactiveRedisLock}) and, when the name is also in use as one, its semaphore
- * ({@code ReactiveRedisSemaphore}, {@link #semaphore}) and its read-write lock
- * ({@code ReactiveRedisReadWriteLock}, {@link #readWrite}). The three are different locks that
+ * ({@code semaphore(capacity)} of a client, {@link #semaphore}) and its read-write lock
+ * ({@code readWriteLock()}, {@link #readWrite}). The three are different locks that
  * share a name, each with its own keys. The values come from a few commands sent together, not
  * from one atomic read: a lock that changes hands meanwhile may show parts of both holders.
  *

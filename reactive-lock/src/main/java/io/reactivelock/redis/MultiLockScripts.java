@@ -4,7 +4,7 @@ package io.reactivelock.redis;
 /**
  * The Lua scripts of the multi-lock. Each works on the names of one hash slot (all of them, on a
  * server that is not a Cluster) with the single lock's keys: the lock key holding the token, its
- * fencing record and its sleepers (see {@link io.reactivelock.internal.LockScripts}), so a name
+ * fencing record and its sleepers (see {@link LockScripts}), so a name
  * held by either lock is busy for the other, and a release wakes the waiters of both.
  */
 final class MultiLockScripts {

@@ -49,11 +49,16 @@ import reactor.core.scheduler.Schedulers;
  * other nodes' releases are still delivered). {@code withLock} otherwise keeps the
  * {@linkplain ReactiveLock contract} of the single lock.
  *
+ * <p><b>The lock only.</b> It runs the lock and, on it, {@link #leaderElection()}. A semaphore, a
+ * read-write lock, a multi-lock or a fair line would each need a quorum protocol of its own (a
+ * majority of holders' sets, of lines), which this library does not have: use a
+ * {@link ReactiveRedisLock} client for them.
+ *
  * <p><b>No fencing token.</b> {@link LockLease#fencingToken()} throws
  * {@link UnsupportedOperationException}: the nodes' counters follow their own clocks, so the
  * largest one in a majority is not guaranteed to grow from one holder to the next, and a counter
  * that a restarted node forgets cannot be proved monotonic either. Use the single
- * {@link io.reactivelock.ReactiveRedisLock} where a resource must reject stale holders.
+ * {@link io.reactivelock.redis.ReactiveRedisLock} where a resource must reject stale holders.
  *
  * <p><b>Restarts.</b> Redis without fsync on every write forgets locks when it restarts; a node
  * restarted empty must stay down for at least the longest TTL in use, or two holders may each
