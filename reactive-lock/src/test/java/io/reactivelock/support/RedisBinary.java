@@ -114,15 +114,20 @@ final class RedisBinary {
         CONTAINER_VERSIONS.putIfAbsent(source, info.version());
     }
 
+    /** Whether {@value #PROPERTY} is {@value #NONE}: the fast tier, where no server runs. */
+    static boolean none() {
+        return System.getProperty(PROPERTY, "embedded").trim().equals(NONE);
+    }
+
     /**
-     * Why the tests that need a server cannot run, when {@value #OPTIONAL} is {@code true} and the
+     * Why the tests that need a server cannot run, in the fast tier, or when {@value #OPTIONAL} is {@code true} and the
      * binary {@value #PROPERTY} names is not on this machine (a run of the server matrix on a clone
      * without {@code ../shared/servers}, or without a {@code redis-server} on the {@code PATH});
      * empty when they can run. The reason is printed once per JVM.
      */
     static synchronized Optional<String> absence() {
         String choice = System.getProperty(PROPERTY, "embedded").trim();
-        if (choice.equals(NONE)) {
+        if (none()) {
             // The fast tier (-Pfast): every test that needs a server is skipped, saying so once.
             if (REPORTED_ABSENCE.add(choice)) {
                 JVM_STDERR.println("[redis] SKIPPED: -D" + PROPERTY + "=" + NONE + " (the fast tier): tests that need a Redis server are skipped");

@@ -118,10 +118,10 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private static RedisServer start(String config, List<String> extraArgs, boolean tls) {
-        // A test that starts its own server is skipped, as the extension skips a class, where none may run.
-        RedisBinary.absence().ifPresent(reason -> {
-            throw new TestAbortedException(reason);
-        });
+        // The fast tier runs no server: a test that starts its own is skipped, as the extension skips a class.
+        if (RedisBinary.none()) {
+            throw new TestAbortedException(RedisBinary.absence().orElseThrow());
+        }
         boolean inContainer = RedisBinary.isContainer();
         if (inContainer && (config != null || tls)) {
             throw new IllegalStateException("-D" + RedisBinary.PROPERTY + "=container runs plain servers only: not a Sentinel, "
