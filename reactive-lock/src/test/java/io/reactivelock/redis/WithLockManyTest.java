@@ -90,13 +90,15 @@ class WithLockManyTest {
     @Test
     void cancellingTheFluxCancelsTheBodyAndReleasesTheLock() {
         ReactiveRedisLock client = client(LockOptions.defaults());
-        PublisherProbe<String> rest = PublisherProbe.of(Flux.never());
-        StepVerifier.create(client.withLockMany("export", TTL, lease -> Flux.just("first").concatWith(rest.flux())))
+        // The probe is the whole body, subscribed before its first value: a cancel that arrives while
+        // "first" is being delivered (before a later part of the body was subscribed) still reaches it.
+        PublisherProbe<String> body = PublisherProbe.of(Flux.just("first").concatWith(Flux.never()));
+        StepVerifier.create(client.withLockMany("export", TTL, lease -> body.flux()))
                 .expectNext("first")
                 .then(() -> assertThat(held()).as("held while the body runs").isTrue())
                 .thenCancel()
                 .verify(WAIT);
-        rest.assertWasCancelled();
+        body.assertWasCancelled();
         await("the release of the cancelled Flux").atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> !held());
         assertThat(client.activeLeases()).as("renewals running").isZero();
     }
