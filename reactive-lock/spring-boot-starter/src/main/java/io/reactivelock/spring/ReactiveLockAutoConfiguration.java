@@ -23,8 +23,6 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
-import org.springframework.context.annotation.Primary;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.core.env.Environment;
 
 /**
@@ -94,15 +92,6 @@ public class ReactiveLockAutoConfiguration {
     ReactiveRedisLock reactiveRedisLock(RedisLockConnection reactiveLockRedisConnection,
             ReactiveLockProperties properties, ObjectProvider<LockListener> listener) {
         return reactiveLockRedisConnection.lock(properties.toOptions(listener.getIfUnique(() -> LockListener.NONE)));
-    }
-
-    /** With {@code reactive-lock.fair=true}, the {@link ReactiveLock} to inject is the client's fair lock. */
-    @Bean
-    @Primary
-    @ConditionalOnBean(ReactiveRedisLock.class)
-    @ConditionalOnProperty(prefix = "reactive-lock", name = "fair", havingValue = "true")
-    ReactiveLock reactiveFairLock(ReactiveRedisLock reactiveRedisLock) {
-        return reactiveRedisLock.fair();
     }
 
     /** The client's read-write lock: a view on its connections. */

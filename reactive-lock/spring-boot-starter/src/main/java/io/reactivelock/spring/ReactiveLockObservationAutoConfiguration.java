@@ -14,7 +14,7 @@ import org.springframework.context.annotation.Primary;
 /**
  * With an {@link ObservationRegistry} bean and reactive-lock-micrometer on the class path, the
  * primary {@link ReactiveLock} is an {@link ObservedReactiveLock} around the
- * {@link ReactiveRedisLock} bean, so that injecting {@code ReactiveLock} gives traced locks;
+ * {@link ReactiveRedisLock} bean (its fair lock with {@code reactive-lock.fair=true}), so that injecting {@code ReactiveLock} gives traced locks;
  * {@code ReactiveRedisLock} still injects the plain one.
  */
 @AutoConfiguration(after = ReactiveLockAutoConfiguration.class,
@@ -26,7 +26,8 @@ public class ReactiveLockObservationAutoConfiguration {
     @Bean
     @Primary
     @ConditionalOnMissingBean(ObservedReactiveLock.class)
-    ObservedReactiveLock observedReactiveLock(ReactiveRedisLock reactiveRedisLock, ObservationRegistry registry) {
-        return new ObservedReactiveLock(reactiveRedisLock, registry);
+    ObservedReactiveLock observedReactiveLock(ReactiveRedisLock reactiveRedisLock, ReactiveLockProperties properties,
+            ObservationRegistry registry) {
+        return new ObservedReactiveLock(properties.isFair() ? reactiveRedisLock.fair() : reactiveRedisLock, registry);
     }
 }

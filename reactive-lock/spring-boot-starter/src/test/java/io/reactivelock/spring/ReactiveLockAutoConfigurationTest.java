@@ -53,7 +53,7 @@ class ReactiveLockAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(ReactiveLockAutoConfiguration.class,
-                    ReactiveLockObservationAutoConfiguration.class));
+                    ReactiveLockObservationAutoConfiguration.class, ReactiveLockFairAutoConfiguration.class));
     private RedisServer redis;
 
     @BeforeEach
