@@ -144,7 +144,9 @@ public abstract class ReadWriteLockContract {
     void cancellingWhileTheBodyRunsCancelsItAndReleases(boolean write) {
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         Disposable running = with(lock(), write, "a", TTL, lease -> body.mono()).subscribe();
-        eventually(() -> isHeld("a"));
+        // The lock is taken in the store before the grant reaches the caller, which then runs the body.
+        eventually(body::wasSubscribed);
+        assertThat(isHeld("a")).isTrue();
         running.dispose();
         body.assertWasCancelled();
         eventually(() -> !isHeld("a"));
