@@ -1,6 +1,6 @@
 package io.reactivelock.redis;
 
-import io.reactivelock.spi.LockCore;
+import io.reactivelock.spi.Waiter;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -27,7 +27,7 @@ final class FairRedisStore extends RedisStore {
     }
 
     @Override
-    String[] acquireArgs(Call call) {
+    String[] acquireArgs(Call call, int attempt) {
         return new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease};
     }
 
@@ -77,7 +77,7 @@ final class FairRedisStore extends RedisStore {
 
     /** Redis handed the lock to the first in line (and announced it) or released it: nothing to do here. */
     @Override
-    void notHandedOver(LockCore<?>.Acquisition recipient) {}
+    void notHandedOver(Waiter recipient) {}
 
     /** A fair waiter keeps its place in the line by calling at least once per waiter lease. */
     @Override
@@ -87,7 +87,7 @@ final class FairRedisStore extends RedisStore {
 
     /** A fair waiter keeps its place by calling; it never queues behind local waiters first. */
     @Override
-    public Duration pauseBeforeFirstAttempt(Call call) {
+    Duration beforeFirstAttempt(Call call) {
         return Duration.ZERO;
     }
 

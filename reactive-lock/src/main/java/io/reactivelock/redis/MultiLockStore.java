@@ -3,8 +3,8 @@ package io.reactivelock.redis;
 import io.reactivelock.LockAcquisitionException.Reason;
 import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
-import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
+import io.reactivelock.spi.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,7 +85,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
 
     /** One acquisition: its groups in the order they are taken, and what the last attempt found. */
     static final class Call {
-        final LockCore<Call>.Acquisition acquisition;
+        final Request request;
         final List<Group> groups;
         final String ttlMillis;
         final String[] acquireArgs;
@@ -95,16 +95,16 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
         /** The release channel of the name that refused the last attempt. */
         volatile @Nullable String busyChannel;
         volatile @Nullable String waitingOn;
-        volatile ReleaseNotices.@Nullable Waiter waiter;
+        volatile ReleaseNotices.@Nullable Member waiter;
 
-        Call(LockCore<Call>.Acquisition acquisition, List<Group> groups, String waiterLease) {
-            this.acquisition = acquisition;
+        Call(Request request, List<Group> groups, String waiterLease) {
+            this.request = request;
             this.groups = groups;
-            this.ttlMillis = Long.toString(acquisition.ttl().toMillis());
-            String fenceRetention = Long.toString(acquisition.ttl().plus(RedisStore.FENCE_RETENTION).toMillis());
-            this.acquireArgs = new String[] {acquisition.token(), ttlMillis, fenceRetention, waiterLease,
+            this.ttlMillis = Long.toString(request.ttl().toMillis());
+            String fenceRetention = Long.toString(request.ttl().plus(RedisStore.FENCE_RETENTION).toMillis());
+            this.acquireArgs = new String[] {request.token(), ttlMillis, fenceRetention, waiterLease,
                     Long.toString(System.currentTimeMillis())};
-            this.releaseArgs = new String[] {acquisition.token()};
+            this.releaseArgs = new String[] {request.token()};
         }
 
         String[] acquireArgs(Group group) {
@@ -124,31 +124,29 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     }
 
     /** The state of an acquisition of {@code names} (sorted): grouped by hash slot, groups in slot order. */
-    Call open(LockCore<Call>.Acquisition acquisition, List<String> names) {
+    Call open(Request request, List<String> names) {
         Map<Integer, List<String>> bySlot = new TreeMap<>();
         for (String name : names) {
             bySlot.computeIfAbsent(slot.applyAsInt(keys.lockKey(name)), s -> new ArrayList<>()).add(name);
         }
         List<Group> groups = bySlot.values().stream().map(group -> Group.of(group, keys)).toList();
-        return new Call(acquisition, groups, waiterLease);
+        return new Call(request, groups, waiterLease);
     }
 
-    /** Every call gives its names: {@link #open(LockCore.Acquisition, List)} is used instead. */
+    /** Every call gives its names: {@link #open(Request, List)} is used instead. */
     @Override
-    public Call open(LockCore<Call>.Acquisition acquisition) {
+    public Call open(Request request) {
         throw new UnsupportedOperationException("a multi-lock acquisition needs its names");
     }
 
+    /**
+     * The groups in slot order, each released again when a later one is busy. An attempt that fails
+     * may leave groups taken (their release failed too); the core releases them after it, as after
+     * any attempt that ends once the acquisition has.
+     */
     @Override
-    public CompletionStage<Reply> acquire(Call call) {
-        return acquireFrom(call, 0, new HashMap<>())
-                .doOnError(e -> {
-                    // The release of the groups taken may have failed too, after the core's own release.
-                    if (call.acquisition.isDone()) {
-                        call.acquisition.releaseInBackground("an attempt that failed after the acquisition ended");
-                    }
-                })
-                .toFuture();
+    public CompletionStage<Reply> acquire(Call call, int attempt) {
+        return acquireFrom(call, 0, new HashMap<>()).toFuture();
     }
 
     /** Takes group {@code g} and the ones after it, given the fencing tokens of the groups before. */
@@ -169,7 +167,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
                         return acquireFrom(call, g + 1, fencingTokens);
                     }
                     call.fencingTokens = Map.copyOf(fencingTokens);
-                    return Mono.just(Reply.granted(result, call.acquisition.ttl().toNanos()));
+                    return Mono.just(Reply.granted(result, call.request.ttl().toNanos()));
                 });
     }
 
@@ -190,20 +188,20 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
         return Flux.fromIterable(call.groups)
-                .flatMap(group -> command(call, MultiLockScripts.RENEW, group.renewKeys, call.acquisition.token(), call.ttlMillis)
+                .flatMap(group -> command(call, MultiLockScripts.RENEW, group.renewKeys, call.request.token(), call.ttlMillis)
                         .flatMap(lost -> lost == 0 ? Mono.<Void>empty() : Mono.error(new LockLostException(
                                 group.names.get((int) (lost - 1)), "it expired or another holder took it, so the locks "
-                                + call.acquisition.name() + " are lost", null))))
-                .then(Mono.fromRunnable(() -> lease.extendTo(sentAt + call.acquisition.ttl().toNanos())));
+                                + call.request.name() + " are lost", null))))
+                .then(Mono.fromRunnable(() -> lease.extendTo(sentAt + call.request.ttl().toNanos())));
     }
 
     @Override
-    public Mono<Void> release(Call call) {
+    public Mono<Boolean> release(Call call) {
         return Flux.fromIterable(call.groups)
                 .flatMap(group -> Mono.defer(() -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)))
-                        .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.acquisition.timers())
+                        .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.request.timers())
                                 .filter(RedisErrors::isTransient)))
-                .then();
+                .then(Mono.just(false));
     }
 
     @Override
@@ -230,19 +228,23 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
      * lost notices and expiries: the longest step does, as for the single lock.
      */
     @Override
-    public Duration pause(Call call, long retry) {
+    public Duration pause(Call call, int attempts) {
+        if (attempts == 0) {
+            return Duration.ZERO;
+        }
+        long retry = attempts - 1L;
         String channel = call.busyChannel;
         if (channel == null) {
             return backoff.step(retry);
         }
         if (!channel.equals(call.waitingOn)) {
-            ReleaseNotices.Waiter previous = call.waiter;
+            ReleaseNotices.Member previous = call.waiter;
             if (previous != null) {
                 previous.leave();
             }
             call.waitingOn = channel;
-            call.waiter = notices.join(channel, call.acquisition, this);
-            if (call.acquisition.isDone()) {
+            call.waiter = notices.join(channel, call.request, call, this);
+            if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
         }
@@ -251,14 +253,14 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
 
     @Override
     public void stopWaiting(Call call) {
-        ReleaseNotices.Waiter w = call.waiter;
+        ReleaseNotices.Member w = call.waiter;
         if (w != null) {
             w.leave();
         }
     }
 
     private Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
-        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.acquisition.timers());
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.request.timers());
     }
 
     @Override

@@ -2,8 +2,8 @@ package io.reactivelock.redis;
 
 import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
-import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
+import io.reactivelock.spi.Request;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -55,18 +55,18 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
      * is 1), and what a renewal that finds it gone says.
      */
     static final class Call {
-        final LockCore<Call>.Acquisition acquisition;
+        final Request request;
         final Command acquire;
         final boolean fenced;
         final Command renew;
         final Command release;
         final String lost;
         final String channel;
-        volatile ReleaseNotices.@Nullable Waiter waiter;
+        volatile ReleaseNotices.@Nullable Member waiter;
 
-        Call(LockCore<Call>.Acquisition acquisition, Command acquire, boolean fenced, Command renew, Command release,
+        Call(Request request, Command acquire, boolean fenced, Command renew, Command release,
                 String lost, String channel) {
-            this.acquisition = acquisition;
+            this.request = request;
             this.acquire = acquire;
             this.fenced = fenced;
             this.renew = renew;
@@ -77,7 +77,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     }
 
     /** An acquisition of {@code n} of the {@code capacity} permits of a semaphore. */
-    Call permits(LockCore<Call>.Acquisition a, int capacity, int n) {
+    Call permits(Request a, int capacity, int n) {
         String key = LockKeys.permitsKey(keys.lockKey(a.name()));
         String[] keys = {key};
         String member = n + ":" + a.token();
@@ -91,7 +91,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     }
 
     /** An acquisition of a read-write lock, for writing or for reading. */
-    Call readWrite(LockCore<Call>.Acquisition a, boolean write) {
+    Call readWrite(Request a, boolean write) {
         String lockKey = keys.lockKey(a.name());
         String rw = LockKeys.readWriteKey(lockKey);
         String writer = LockKeys.writerKey(lockKey);
@@ -118,13 +118,13 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     /** Every call says what it acquires: {@link #permits} or {@link #readWrite} is used instead. */
     @Override
-    public Call open(LockCore<Call>.Acquisition acquisition) {
+    public Call open(Request request) {
         throw new UnsupportedOperationException("a semaphore or read-write lock acquisition says what it acquires");
     }
 
     @Override
-    public CompletionStage<Reply> acquire(Call call) {
-        long validFor = call.acquisition.ttl().toNanos();
+    public CompletionStage<Reply> acquire(Call call, int attempt) {
+        long validFor = call.request.ttl().toNanos();
         return run(call.acquire).thenApply(result -> result == 0
                 ? Reply.busy()
                 : Reply.granted(call.fenced ? result : LockLease.NO_FENCING_TOKEN, validFor));
@@ -135,19 +135,19 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
         long sentAt = System.nanoTime();
         return command(call, call.renew).flatMap(renewed -> {
             if (renewed == 1) {
-                lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
+                lease.extendTo(sentAt + call.request.ttl().toNanos());
                 return Mono.empty();
             }
-            return Mono.error(new LockLostException(call.acquisition.name(), call.lost, null));
+            return Mono.error(new LockLostException(call.request.name(), call.lost, null));
         });
     }
 
     @Override
-    public Mono<Void> release(Call call) {
+    public Mono<Boolean> release(Call call) {
         return Mono.defer(() -> command(call, call.release))
-                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.acquisition.timers())
+                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.request.timers())
                         .filter(RedisErrors::isTransient))
-                .then();
+                .thenReturn(false);
     }
 
     @Override
@@ -167,14 +167,17 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
      * stay within its waiter lease.
      */
     @Override
-    public Duration pause(Call call, long retry) {
+    public Duration pause(Call call, int attempts) {
+        if (attempts == 0) {
+            return Duration.ZERO;
+        }
         if (call.waiter == null) {
-            call.waiter = notices.join(call.channel, call.acquisition, this);
-            if (call.acquisition.isDone()) {
+            call.waiter = notices.join(call.channel, call.request, call, this);
+            if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
         }
-        return backoff.step(retry);
+        return backoff.step(attempts - 1L);
     }
 
     /** How many acquisitions of this process wait on the read-write lock {@code name}. */
@@ -184,7 +187,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     @Override
     public void stopWaiting(Call call) {
-        ReleaseNotices.Waiter w = call.waiter;
+        ReleaseNotices.Member w = call.waiter;
         if (w != null) {
             w.leave();
         }
@@ -195,7 +198,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     }
 
     private Mono<Long> command(Call call, Command c) {
-        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), call.acquisition.timers());
+        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), call.request.timers());
     }
 
     @Override

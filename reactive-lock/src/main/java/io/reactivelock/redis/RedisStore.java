@@ -2,8 +2,9 @@ package io.reactivelock.redis;
 
 import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
-import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
+import io.reactivelock.spi.Request;
+import io.reactivelock.spi.Waiter;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -63,36 +64,36 @@ class RedisStore implements LockStore<RedisStore.Call> {
      * are made per command rather than kept: a waiter holds as little as it can.
      */
     static final class Call {
-        final LockCore<Call>.Acquisition acquisition;
+        final Request request;
         final String lockKey;
         final String channel;
         /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
         final String startedAt = Long.toString(System.currentTimeMillis());
-        volatile ReleaseNotices.@Nullable Waiter waiter;
+        volatile ReleaseNotices.@Nullable Member waiter;
 
-        Call(LockCore<Call>.Acquisition acquisition, String lockKey) {
-            this.acquisition = acquisition;
+        Call(Request request, String lockKey) {
+            this.request = request;
             this.lockKey = lockKey;
             this.channel = LockKeys.releaseChannel(lockKey);
         }
 
         String token() {
-            return acquisition.token();
+            return request.token();
         }
 
         String ttlMillis() {
-            return Long.toString(acquisition.ttl().toMillis());
+            return Long.toString(request.ttl().toMillis());
         }
 
         /** How long the fencing record outlives this acquisition's lease, in ms. */
         String fenceRetention() {
-            return Long.toString(acquisition.ttl().plus(FENCE_RETENTION).toMillis());
+            return Long.toString(request.ttl().plus(FENCE_RETENTION).toMillis());
         }
     }
 
     @Override
-    public Call open(LockCore<Call>.Acquisition a) {
-        return new Call(a, keys.lockKey(a.name()));
+    public Call open(Request request) {
+        return new Call(request, keys.lockKey(request.name()));
     }
 
     /** Without release notices nobody listens, so waiters do not register as sleepers. */
@@ -102,11 +103,12 @@ class RedisStore implements LockStore<RedisStore.Call> {
                 : new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.sleepersKey(call.lockKey)};
     }
 
-    String[] acquireArgs(Call call) {
+    /** The arguments of attempt number {@code attempt} (1 for the first). */
+    String[] acquireArgs(Call call, int attempt) {
         return notices == null
                 ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
                 : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt,
-                        call.acquisition.attempts() > 1 ? "1" : "0"}; // an earlier attempt may have registered
+                        attempt > 1 ? "1" : "0"}; // an earlier attempt may have registered
     }
 
     /** With notices, the fencing record too: its sleepers mark says whether the release looks at the sleepers. */
@@ -121,9 +123,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     @Override
-    public CompletionStage<Reply> acquire(Call call) {
-        long validFor = call.acquisition.ttl().toNanos();
-        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call))
+    public CompletionStage<Reply> acquire(Call call, int attempt) {
+        long validFor = call.request.ttl().toNanos();
+        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 
@@ -141,49 +143,43 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return command(call, LockScripts.RENEW, new String[] {call.lockKey}, call.token(), call.ttlMillis())
                 .flatMap(renewed -> {
                     if (renewed == 1) {
-                        lease.extendTo(sentAt + call.acquisition.ttl().toNanos());
+                        lease.extendTo(sentAt + call.request.ttl().toNanos());
                         return Mono.empty();
                     }
-                    return Mono.error(new LockLostException(call.acquisition.name(), "it expired or another holder took it", null));
+                    return Mono.error(new LockLostException(call.request.name(), "it expired or another holder took it", null));
                 });
     }
 
     @Override
-    public Mono<Void> release(Call call) {
-        ReleaseNotices.Waiter next = notices == null ? null : notices.reserveLongestWaiting(call.channel, handOffRun(), this);
+    public Mono<Boolean> release(Call call) {
+        ReleaseNotices.Member next = notices == null ? null : notices.reserveLongestWaiting(call.channel, handOffRun(), this);
         if (next == null) {
             return releaseCommand(call);
         }
-        LockCore<?>.Acquisition recipient = next.acquisition();
+        Waiter recipient = next.waiter();
         return Mono.defer(() -> {
             long sentAt = System.nanoTime();
             recipient.expectHandOff(); // before sending: its end then releases, whatever happens
             // The grant is taken from the command itself, so that one answered after our timeout
             // still reaches the recipient (or is released if the recipient has ended).
-            CompletableFuture<Long> handOff = handOffCommand(call, (Call) recipient.call()).toCompletableFuture()
+            CompletableFuture<Long> handOff = handOffCommand(call, (Call) next.call()).toCompletableFuture()
                     .whenComplete((result, error) -> {
                         if (result != null && handedOver(result)) {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), call.acquisition.timers())
-                    .doOnNext(result -> {
-                        if (handedOver(result) || handedOnByRelease(result)) {
-                            call.acquisition.handedOff();
-                        }
+            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), call.request.timers())
+                    .map(result -> {
                         if (!handedOver(result)) {
                             next.unreserve();
                             notHandedOver(recipient);
                         }
+                        return handedOver(result) || handedOnByRelease(result);
                     })
-                    .then()
                     .onErrorResume(e -> {
                         // Outcome unknown: an ordinary release changes nothing if the hand-off happened.
-                        if (recipient.isDone()) {
-                            recipient.releaseInBackground("a hand-off whose outcome is unknown");
-                        }
                         next.unreserve();
-                        recipient.wake();
+                        recipient.handOffUnknown();
                         return releaseCommand(call);
                     });
         });
@@ -220,31 +216,32 @@ class RedisStore implements LockStore<RedisStore.Call> {
         long step = options.minBackoff().toNanos();
         Long until = System.nanoTime() + step;
         headStarts.put(call.lockKey, until);
-        call.acquisition.timers().schedule(() -> headStarts.remove(call.lockKey, until), step, TimeUnit.NANOSECONDS);
+        call.request.timers().schedule(() -> headStarts.remove(call.lockKey, until), step, TimeUnit.NANOSECONDS);
     }
 
     /** The lease was already gone: the reserved waiter tries on its own. */
-    void notHandedOver(LockCore<?>.Acquisition recipient) {
+    void notHandedOver(Waiter recipient) {
         recipient.wake();
     }
 
-    /** The release, tried up to {@value #RELEASE_TRIES} times while it fails with a transient error, a backoff step apart. */
-    private Mono<Void> releaseCommand(Call call) {
+    /**
+     * The release, tried up to {@value #RELEASE_TRIES} times while it fails with a transient error, a
+     * backoff step apart; true when Redis handed the lock on.
+     */
+    private Mono<Boolean> releaseCommand(Call call) {
         return releaseCommand(call, 0);
     }
 
-    private Mono<Void> releaseCommand(Call call, int tried) {
+    private Mono<Boolean> releaseCommand(Call call, int tried) {
         return command(call, releaseScript(), releaseKeys(call), releaseArgs(call))
-                .doOnNext(result -> {
-                    if (handedOnByRelease(result)) {
-                        call.acquisition.handedOff();
-                    } else if (wokeSleeper(result)) {
+                .map(result -> {
+                    if (wokeSleeper(result)) {
                         giveHeadStart(call);
                     }
+                    return handedOnByRelease(result);
                 })
-                .then()
                 .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
-                        e -> Mono.delay(backoff.step(tried), call.acquisition.timers()).then(releaseCommand(call, tried + 1)));
+                        e -> Mono.delay(backoff.step(tried), call.request.timers()).then(releaseCommand(call, tried + 1)));
     }
 
     /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
@@ -263,7 +260,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     @Override
-    public @Nullable Duration pause(Call call, long retry) {
+    public @Nullable Duration pause(Call call, int attempts) {
+        if (attempts == 0) {
+            return beforeFirstAttempt(call);
+        }
+        long retry = attempts - 1L;
         if (notices == null) {
             return backoff.step(retry);
         }
@@ -291,8 +292,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
      * spares an attempt that would find the lock busy. Nor does it try while the head start this
      * process's release gave a woken sleeper lasts.
      */
-    @Override
-    public Duration pauseBeforeFirstAttempt(Call call) {
+    Duration beforeFirstAttempt(Call call) {
         if (notices == null) {
             return Duration.ZERO;
         }
@@ -308,8 +308,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     private void join(Call call) {
         if (call.waiter == null) {
-            call.waiter = Objects.requireNonNull(notices).join(call.channel, call.acquisition, this);
-            if (call.acquisition.isDone()) {
+            call.waiter = Objects.requireNonNull(notices).join(call.channel, call.request, call, this);
+            if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
         }
@@ -317,7 +317,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     @Override
     public void stopWaiting(Call call) {
-        ReleaseNotices.Waiter w = call.waiter;
+        ReleaseNotices.Member w = call.waiter;
         if (w != null) {
             w.leave();
         }
@@ -335,7 +335,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** {@code script}, sent at subscription, for {@code call}: failing if no reply comes within the command timeout. */
     Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
-        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.acquisition.timers());
+        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.request.timers());
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
+import io.reactivelock.spi.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,11 +46,11 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     }
 
     /** One acquisition's keys and arguments. */
-    record Call(LockCore<Call>.Acquisition acquisition, String[] lockKeys, String[] acquireKeys, String[] acquireArgs,
+    record Call(Request request, String[] lockKeys, String[] acquireKeys, String[] acquireArgs,
             String[] releaseArgs, String ttlMillis, long validForNanos) {}
 
     @Override
-    public Call open(LockCore<Call>.Acquisition a) {
+    public Call open(Request a) {
         String lockKey = keys.lockKey(a.name());
         String ttl = Long.toString(a.ttl().toMillis());
         // The acquire script also keeps a per-node fencing record; Redlock does not use it, so it
@@ -74,13 +75,13 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     }
 
     @Override
-    public CompletionStage<Reply> acquire(Call call) {
+    public CompletionStage<Reply> acquire(Call call, int attempt) {
         List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
         for (ScriptExecutor node : nodes) {
             // A grant on one node for an acquisition that has ended is released on that node, also
             // when it overtook the acquisition's release there (a NOSCRIPT fallback).
             replies.add(send(node, LockScripts.ACQUIRE, call.acquireKeys(), call.acquireArgs()).whenComplete((fence, e) -> {
-                if (fence != null && fence > 0 && call.acquisition().isDone()) {
+                if (fence != null && fence > 0 && call.request().waiter().hasEnded()) {
                     send(node, LockScripts.RELEASE, call.lockKeys(), call.releaseArgs());
                 }
             }));
@@ -105,7 +106,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
         long sentAt = System.nanoTime();
         List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
         for (ScriptExecutor node : nodes) {
-            replies.add(send(node, LockScripts.RENEW, call.lockKeys(), call.acquisition().token(), call.ttlMillis()));
+            replies.add(send(node, LockScripts.RENEW, call.lockKeys(), call.request().token(), call.ttlMillis()));
         }
         return collect(replies, Round::hasMajority).flatMap(round -> {
             if (round.hasMajority()) {
@@ -114,14 +115,14 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
             }
             String kept = round.count("no longer held by this token");
             return Mono.error(round.majorityRefused()
-                    ? new LockLostException(call.acquisition().name(), "renewal kept it on only " + kept, round.lastError)
+                    ? new LockLostException(call.request().name(), "renewal kept it on only " + kept, round.lastError)
                     : new QuorumShortfall("the last renewal kept it on " + kept, round.lastError));
         });
     }
 
     @Override
-    public Mono<Void> release(Call call) {
-        return releaseOnAll(call);
+    public Mono<Boolean> release(Call call) {
+        return releaseOnAll(call).thenReturn(false);
     }
 
     @Override
@@ -148,8 +149,8 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     }
 
     @Override
-    public Duration pause(Call call, long retry) {
-        return backoff.step(retry);
+    public Duration pause(Call call, int attempts) {
+        return attempts == 0 ? Duration.ZERO : backoff.step(attempts - 1L);
     }
 
     private static CompletableFuture<Long> send(ScriptExecutor node, LuaScript script, String[] keys, String... args) {

@@ -12,10 +12,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
+import reactor.core.scheduler.Scheduler;
 import reactor.util.Logger;
 import reactor.util.Loggers;
-import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
+import io.reactivelock.spi.Request;
+import io.reactivelock.spi.Waiter;
 
 /**
  * Wakes waiting acquisitions when a release is announced, instead of letting them poll.
@@ -70,11 +72,11 @@ final class ReleaseNotices {
     }
 
     /**
-     * Starts waiting on {@code channel} for {@code acquisition} of {@code store}; {@link Waiter#leave()}
-     * ends it.
+     * Starts waiting on {@code channel} for the acquisition {@code request}, whose state in
+     * {@code store} is {@code call}; {@link Member#leave()} ends it.
      */
-    Waiter join(String channel, LockCore<?>.Acquisition acquisition, LockStore<?> store) {
-        Waiter waiter = new Waiter(this, channel, acquisition, store);
+    Member join(String channel, Request request, Object call, LockStore<?> store) {
+        Member waiter = new Member(this, channel, request, call, store);
         Channel c = channels.compute(channel, (name, existing) -> {
             Channel joined = existing == null ? new Channel() : existing;
             joined.waiters.add(waiter);
@@ -91,7 +93,7 @@ final class ReleaseNotices {
      * started at least {@code maxRun} ago ({@code null}: no limit); the next run starts with the
      * next hand-off after that.
      */
-    @Nullable Waiter reserveLongestWaiting(String channel, @Nullable Duration maxRun, LockStore<?> store) {
+    @Nullable Member reserveLongestWaiting(String channel, @Nullable Duration maxRun, LockStore<?> store) {
         Channel c = channels.get(channel);
         if (c == null) {
             return null;
@@ -106,7 +108,7 @@ final class ReleaseNotices {
                 return null;
             }
         }
-        for (Waiter w : c.waiters) {
+        for (Member w : c.waiters) {
             if (w.store == store && !w.left.get() && w.reserved.compareAndSet(false, true)) {
                 return w;
             }
@@ -119,7 +121,7 @@ final class ReleaseNotices {
      * Whether {@code waiter} has waited longest of this process's waiters on its channel: the one
      * that keeps trying while the others wait to be woken.
      */
-    public boolean isFirst(Waiter waiter) {
+    public boolean isFirst(Member waiter) {
         Channel c = channels.get(waiter.channel);
         return c != null && c.waiters.peek() == waiter;
     }
@@ -127,9 +129,9 @@ final class ReleaseNotices {
     /** Ends the pause of the local waiter on {@code channel} that has waited longest, if it is pausing. */
     public void wakeFirst(String channel) {
         Channel c = channels.get(channel);
-        Waiter first = c == null ? null : c.waiters.peek();
+        Member first = c == null ? null : c.waiters.peek();
         if (first != null) {
-            first.acquisition.wakeIfPaused();
+            first.waiter.wakeIfPaused();
         }
     }
 
@@ -156,21 +158,21 @@ final class ReleaseNotices {
             return;
         }
         if (EVERYONE.equals(message)) {
-            c.waiters.forEach(w -> w.acquisition.wake());
+            c.waiters.forEach(w -> w.waiter.wake());
         } else if (message.isEmpty()) {
-            for (Waiter w : c.waiters) {
-                if (w.acquisition.wakeIfPaused()) {
+            for (Member w : c.waiters) {
+                if (w.waiter.wakeIfPaused()) {
                     return;
                 }
             }
-            Waiter first = c.waiters.peek();
+            Member first = c.waiters.peek();
             if (first != null) {
-                first.acquisition.wake(); // nobody paused: the first skips its next pause
+                first.waiter.wake(); // nobody paused: the first skips its next pause
             }
         } else {
-            for (Waiter w : c.waiters) {
-                if (w.acquisition.token().equals(message)) {
-                    w.acquisition.wake();
+            for (Member w : c.waiters) {
+                if (w.token.equals(message)) {
+                    w.waiter.wake();
                     return;
                 }
             }
@@ -236,7 +238,7 @@ final class ReleaseNotices {
     }
 
     private static final class Channel {
-        final Queue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+        final Queue<Member> waiters = new ConcurrentLinkedQueue<>();
         /** Joins and leaves not yet brought in line with Redis. */
         final AtomicInteger wip = new AtomicInteger();
         /** When the current run of local hand-offs started ({@link System#nanoTime()}), or {@link #NO_RUN}. */
@@ -254,24 +256,35 @@ final class ReleaseNotices {
     }
 
     /** One acquisition's membership of a channel. */
-    public static final class Waiter {
+    static final class Member {
         private final ReleaseNotices notices;
         private final String channel;
-        private final LockCore<?>.Acquisition acquisition;
+        private final Waiter waiter;
+        private final String token;
+        private final Scheduler timers;
+        private final Object call;
         private final LockStore<?> store;
         private final AtomicBoolean reserved = new AtomicBoolean();
         private final AtomicBoolean left = new AtomicBoolean();
 
-        private Waiter(ReleaseNotices notices, String channel, LockCore<?>.Acquisition acquisition, LockStore<?> store) {
+        private Member(ReleaseNotices notices, String channel, Request request, Object call, LockStore<?> store) {
             this.notices = notices;
             this.channel = channel;
-            this.acquisition = acquisition;
+            this.waiter = request.waiter();
+            this.token = request.token();
+            this.timers = request.timers();
+            this.call = call;
             this.store = store;
         }
 
-        /** The waiting acquisition. */
-        public LockCore<?>.Acquisition acquisition() {
-            return acquisition;
+        /** The store's handle on the waiting acquisition. */
+        Waiter waiter() {
+            return waiter;
+        }
+
+        /** The waiting acquisition's state in its store (a hand-off needs its keys and token). */
+        Object call() {
+            return call;
         }
 
         /** Ends a {@linkplain #reserveLongestWaiting reservation}; another hand-off may reserve it again. */
@@ -293,13 +306,13 @@ final class ReleaseNotices {
             }
             boolean wasFirst = c.waiters.peek() == this;
             if (c.waiters.remove(this)) {
-                if (wasFirst && acquisition.isDone()) {
+                if (wasFirst && waiter.hasEnded()) {
                     notices.wakeFirst(channel);
                 }
                 if (c.waiters.isEmpty() && notices.lingerNanos > 0) {
                     long emptied = c.emptied.incrementAndGet();
                     c.lingering = true;
-                    acquisition.timers().schedule(() -> {
+                    timers.schedule(() -> {
                         if (c.emptied.get() == emptied) {
                             c.lingering = false;
                             notices.reconcile(channel, c);

@@ -43,22 +43,23 @@ import reactor.util.Loggers;
  *
  * <h2>How a new store is written</h2>
  * A lock is a {@link LockStore} plus a {@code LockCore} built over it; its public class checks
- * its own arguments and delegates {@code withLock} to {@link #withLock}. The store answers five
- * questions for one acquisition (its per-call state {@code C}, made by {@link LockStore#open}):
- * <em>acquire</em> (granted with a fencing token and a validity, refused and why, or a store
- * error), <em>renew</em>, <em>release</em> (the holder's, which may hand the lock over),
- * <em>release what an abandoned acquisition may hold</em> (idempotent), and <em>how long to
- * pause</em> before the next attempt. A store that can wake a waiter early (a release notice, a
- * direct grant) keeps the {@link Acquisition} it was given and calls {@link Acquisition#wake()}
- * or {@link Acquisition#handOver}. Everything else (timeouts, retries, cancellation, listener
- * events, renewal scheduling, background releases) is here, so a store of about 150 lines
- * inherits every guarantee of the {@link ReactiveLock} contract.
+ * its own arguments and delegates {@code withLock} to {@link #withLock}. The engine asks, the
+ * store answers: the store opens its per-call state {@code C} from a {@link Request} (name,
+ * token, TTL, timers, a {@link Waiter}), and then answers five questions for it:
+ * <em>acquire</em> attempt number <em>n</em> (granted with a fencing token and a validity,
+ * refused and why, or a store error), <em>renew</em>, <em>release</em> (the holder's, which may
+ * hand the lock over), <em>release what an abandoned acquisition may hold</em> (idempotent), and
+ * <em>how long to pause</em> before the next attempt. A store that can wake a waiter early (a
+ * release notice, a direct grant) does it through the request's {@link Waiter}, a handle of six
+ * methods; it never sees the acquisition itself. Everything else (timeouts, retries,
+ * cancellation, listener events, renewal scheduling, background releases) is here, so a store of
+ * about 150 lines inherits every guarantee of the {@link ReactiveLock} contract.
  *
  * <h2>One acquisition</h2>
  * ACQUIRING moves once to HELD (the body may run) or to DONE (the subscription ended first);
  * HELD moves to DONE when the holder releases. Cancel safety does not rely on cancellation
- * reaching an in-flight command: {@link Acquisition#finish()} releases whatever an acquisition
- * that sent any attempt may hold, and a reply that arrives after DONE is released again, so a
+ * reaching an in-flight command: {@code finish()} releases whatever an acquisition
+ * that sent any attempt may hold, and a reply or error that arrives after DONE is released again, so a
  * grant or a place in a line can never outlive the subscription. The attempts form a loop of
  * <em>turns</em> (an attempt, then a pause); whoever ends a turn (its reply, its alarm, a wake-up)
  * claims it by compare-and-set, so each turn ends once. One timer per acquisition is armed at a
@@ -85,11 +86,22 @@ public final class LockCore<C> {
     private final AtomicInteger activeLeases = new AtomicInteger();
     private final ConcurrentHashMap<String, BackgroundReleases> releasing = new ConcurrentHashMap<>();
     private final AtomicInteger releaseRetryTimers = new AtomicInteger();
+    private final boolean durationsOnSchedulerClock;
 
     /** A core for a lock of kind {@code primitive}, whose listener hears it as that kind. */
     public LockCore(LockOptions options, Primitive primitive, LockStore<C> store) {
+        this(options, primitive, store, false);
+    }
+
+    /**
+     * A core whose listener durations are measured on the scheduler's clock when
+     * {@code durationsOnSchedulerClock} (so that they follow virtual time: for a store that lives
+     * in memory, on that clock), else on {@link System#nanoTime()}.
+     */
+    public LockCore(LockOptions options, Primitive primitive, LockStore<C> store, boolean durationsOnSchedulerClock) {
         this.options = Objects.requireNonNull(options, "options");
         this.store = store;
+        this.durationsOnSchedulerClock = durationsOnSchedulerClock;
         this.listener = SafeLockListener.of(options.listener().forPrimitive(primitive));
         this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
         this.timers = new Timers(options::scheduler);
@@ -158,7 +170,7 @@ public final class LockCore<C> {
      * permits of a semaphore, the mode of a read-write lock).
      */
     public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout,
-            Function<? super Acquisition, ? extends C> open, Function<? super LockLease, ? extends Mono<T>> body) {
+            Function<? super Request, ? extends C> open, Function<? super LockLease, ? extends Mono<T>> body) {
         check(name, ttl, acquireTimeout, body);
         return Mono.defer(() -> {
             LockAcquisitionException refused = admit(name);
@@ -263,8 +275,11 @@ public final class LockCore<C> {
         }
     }
 
-    /** One subscription of {@code withLock}: one token, its attempts, its lease, and who releases. */
-    public final class Acquisition {
+    /**
+     * One subscription of {@code withLock}: one token, its attempts, its lease, and who releases.
+     * Its store sees it only as the {@link Waiter} of the {@link Request} it was opened with.
+     */
+    private final class Acquisition implements Waiter {
         private final String name;
         private final String token = Tokens.next();
         private final long ttlNanos;
@@ -291,53 +306,33 @@ public final class LockCore<C> {
         private volatile long heldSinceNanos;
         private volatile long releaseByNanos;
 
-        Acquisition(String name, Duration ttl, Duration acquireTimeout, Function<? super Acquisition, ? extends C> open) {
+        Acquisition(String name, Duration ttl, Duration acquireTimeout, Function<? super Request, ? extends C> open) {
             this.name = name;
             this.ttlNanos = ttl.toNanos();
             this.acquireTimeout = acquireTimeout;
-            this.call = open.apply(this);
+            this.call = open.apply(new Request(name, token, ttl, timers, this));
         }
 
-        /** The lock name. */
-        public String name() {
-            return name;
-        }
-
-        /** This acquisition's ownership token. */
-        public String token() {
-            return token;
-        }
-
-        /** The lease TTL asked for. */
-        public Duration ttl() {
+        private Duration ttl() {
             return Duration.ofNanos(ttlNanos);
         }
 
-        /** The store's state of this acquisition. */
-        public C call() {
-            return call;
-        }
-
-        /** The attempts sent so far, the one being sent included. */
-        public int attempts() {
-            return attempts.get();
-        }
-
-        /** Whether the subscription has ended (a reply for it now must be released). */
-        public boolean isDone() {
+        private boolean isDone() {
             return state.get() == DONE;
         }
 
-        /**
-         * Ends the current pause at once (a release was announced); if none is under way (an
-         * attempt is in flight), the next pause is skipped instead.
-         */
+        @Override
+        public boolean hasEnded() {
+            return isDone();
+        }
+
+        @Override
         public void wake() {
             woken.set(true);
             wakeIfPaused();
         }
 
-        /** Ends the current pause at once and returns true, or returns false if none is under way. */
+        @Override
         public boolean wakeIfPaused() {
             long t = pausedTurn;
             if (turn.get() == t && turn.compareAndSet(t, t + 1)) {
@@ -349,15 +344,12 @@ public final class LockCore<C> {
             return false;
         }
 
-        /** Set before a holder sends a hand-off to this acquisition: from then on its end releases, whatever happens. */
+        @Override
         public void expectHandOff() {
             mayBeHanded = true;
         }
 
-        /**
-         * Gives this acquisition the lock a holder handed to it with {@code fencingToken}, by a
-         * command sent at {@code sentAtNanos}; released again if the acquisition has ended.
-         */
+        @Override
         public void handOver(long fencingToken, long sentAtNanos) {
             handed = new Lease(name, token, fencingToken, sentAtNanos + ttlNanos);
             if (isDone()) {
@@ -367,22 +359,21 @@ public final class LockCore<C> {
             }
         }
 
-        /** The scheduler for this acquisition's timers, commands' timeouts included; see {@link LockCore#timers()}. */
-        public Scheduler timers() {
-            return timers;
-        }
-
-        /** The holder's release handed the lock straight to a waiter: tells the listener. */
-        public void handedOff() {
-            listener.handedOff(name);
+        @Override
+        public void handOffUnknown() {
+            if (isDone()) {
+                releaseInBackground("a hand-off whose outcome is unknown");
+            } else {
+                wake();
+            }
         }
 
         Mono<Lease> acquire() {
             return Mono.create(s -> {
                 sink = s;
                 s.onDispose(this::stopTimers);
-                Duration first = store.pauseBeforeFirstAttempt(call);
-                if (first.isZero()) {
+                Duration first = store.pause(call, 0);
+                if (first != null && first.isZero()) {
                     attempt();
                 } else {
                     pause(first);
@@ -398,7 +389,7 @@ public final class LockCore<C> {
                 return;
             }
             // Counted before the state is read: a finish() that runs meanwhile then sees it and releases.
-            attempts.incrementAndGet();
+            int attempt = attempts.incrementAndGet();
             if (state.get() != ACQUIRING) {
                 return;
             }
@@ -407,7 +398,7 @@ public final class LockCore<C> {
             long sentAt = System.nanoTime();
             CompletableFuture<LockStore.Reply> reply;
             try {
-                reply = store.acquire(call).toCompletableFuture();
+                reply = store.acquire(call, attempt).toCompletableFuture();
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
@@ -417,8 +408,9 @@ public final class LockCore<C> {
                         new TimeoutException("no reply within " + Objects.requireNonNull(timeout).toMillis() + " ms")));
             }
             reply.whenComplete((r, e) -> {
-                if (r != null && isDone()) {
-                    // A grant, or a place in a line, taken for a subscription that has ended.
+                if (isDone()) {
+                    // A grant, or a place in a line, taken for a subscription that has ended; or an
+                    // error whose command may have taken some of it (a multi-lock's groups).
                     releaseInBackground("a reply that arrived after the acquisition ended");
                 }
                 ended(t, sentAt, r, e);
@@ -458,7 +450,7 @@ public final class LockCore<C> {
             if (acquireTimeout.isZero() || untilDeadline() <= 0) {
                 failWithLastOutcome();
             } else {
-                pause(store.pause(call, attempts.get() - 1L));
+                pause(store.pause(call, attempts.get()));
             }
         }
 
@@ -617,7 +609,11 @@ public final class LockCore<C> {
                 releaseInBackground("losing its lease");
                 return Mono.empty();
             }
-            return store.release(call).onErrorResume(e -> {
+            return store.release(call).doOnNext(handedOn -> {
+                if (handedOn) {
+                    listener.handedOff(name);
+                }
+            }).then().onErrorResume(e -> {
                 Throwable cause = unwrap(e);
                 if (bodyError != null) {
                     bodyError.addSuppressed(cause);
@@ -641,7 +637,7 @@ public final class LockCore<C> {
         }
 
         /** Releases without anyone waiting for it; see {@link BackgroundReleases}. */
-        public void releaseInBackground(String why) {
+        void releaseInBackground(String why) {
             if (releaseByNanos == 0) {
                 releaseByNanos = System.nanoTime() + ttlNanos;
             }
@@ -654,7 +650,7 @@ public final class LockCore<C> {
         }
 
         private long clock() {
-            return store.measuresOnSchedulerClock() ? scheduler.now(TimeUnit.NANOSECONDS) : System.nanoTime();
+            return durationsOnSchedulerClock ? scheduler.now(TimeUnit.NANOSECONDS) : System.nanoTime();
         }
     }
 

@@ -11,8 +11,10 @@ import reactor.core.publisher.Mono;
  * Where a lock lives and how its waiters wait: the part of a lock that {@link LockCore} does not
  * own. See {@link LockCore} for how a new store is written.
  *
- * <p>Every method is called for one acquisition, through the per-call state {@code C} that
- * {@link #open} made for it (keys, script arguments, a place in a line). None may block.
+ * <p>The engine asks, the store answers: every method is called for one acquisition, through the
+ * per-call state {@code C} that {@link #open} made from the acquisition's {@link Request}, and
+ * answers with a reply, a completion or a pause. A store that wakes waiters early keeps the
+ * request's {@link Waiter}. None of the methods may block.
  *
  * @param <C> the store's state of one acquisition
  */
@@ -21,16 +23,17 @@ public interface LockStore<C> {
     /**
      * The state of a new acquisition, made when {@code withLock} is subscribed (unless the call
      * gave {@link LockCore#withLock(String, java.time.Duration, java.time.Duration, java.util.function.Function,
-     * java.util.function.Function) its own opener}).
+     * java.util.function.Function) its own opener}: a semaphore's permits, a read-write lock's mode).
      */
-    C open(LockCore<C>.Acquisition acquisition);
+    C open(Request request);
 
     /**
-     * Sends one acquire attempt. Completes with the {@link Reply} (granted, or refused and why),
-     * or fails with the error of the store, which the core retries when {@link #isTransient}.
-     * The core keeps the returned stage even after its caller left, to release a late grant.
+     * Sends attempt number {@code attempt} (1 for the first) of the acquisition. Completes with the
+     * {@link Reply} (granted, or refused and why), or fails with the error of the store, which the
+     * core retries when {@link #isTransient}. The core keeps the returned stage even after its
+     * caller left, to release a late grant.
      */
-    CompletionStage<Reply> acquire(C call);
+    CompletionStage<Reply> acquire(C call, int attempt);
 
     /**
      * One renewal of the held {@code lease}: completes empty once the lease is extended (the store
@@ -40,16 +43,18 @@ public interface LockStore<C> {
     Mono<Void> renew(C call, Lease lease);
 
     /**
-     * The holder's release (or a hand-off to the next waiter), awaited by {@code withLock} before
-     * it signals the body's outcome. A failure makes the core retry {@link #releaseAbandoned} in the
-     * background.
+     * The holder's release, awaited by {@code withLock} before it signals the body's outcome:
+     * completes with {@code true} when it handed the lock straight to a waiter (the listener hears
+     * a hand-off), {@code false} (or empty) otherwise. A failure makes the core retry
+     * {@link #releaseAbandoned} in the background.
      */
-    Mono<Void> release(C call);
+    Mono<Boolean> release(C call);
 
     /**
      * One release of whatever the acquisition may hold or have been handed, and of its place in a
-     * line; idempotent. Used after a cancelled or failed acquisition, a lost lease and a failed
-     * release; the core retries it while it fails with a transient error, until the lease's TTL.
+     * line; idempotent. Used after a cancelled or failed acquisition, a reply that came after it
+     * ended, a lost lease and a failed release; the core retries it while it fails with a transient
+     * error, until the lease's TTL.
      */
     CompletionStage<?> releaseAbandoned(C call);
 
@@ -57,12 +62,12 @@ public interface LockStore<C> {
     boolean isTransient(Throwable error);
 
     /**
-     * How long to wait before the next attempt, after attempt number {@code retry} (0 for the
-     * first) was refused or failed with a transient error; {@code null} waits until
-     * {@linkplain LockCore.Acquisition#wake() woken} (or the acquire timeout). The store may
-     * register the acquisition here to be woken by a release.
+     * How long to wait before the next attempt, given the {@code attempts} sent so far: 0 before
+     * the first (zero then tries at once), else after the last one was refused or failed with a
+     * transient error; {@code null} waits until {@linkplain Waiter#wake() woken} (or the acquire
+     * timeout). The store may register the acquisition here to be woken by a release.
      */
-    @Nullable Duration pause(C call, long retry);
+    @Nullable Duration pause(C call, int attempts);
 
     /**
      * How long the core waits for an acquire reply before it counts the attempt as failed:
@@ -75,21 +80,8 @@ public interface LockStore<C> {
     /** The store's own check of a TTL, beside the common ones; throws {@link IllegalArgumentException}. */
     default void checkTtl(Duration ttl) {}
 
-    /** A wait before the first attempt (to queue behind local waiters, say); zero tries at once. */
-    default Duration pauseBeforeFirstAttempt(C call) {
-        return Duration.ZERO;
-    }
-
     /** The acquisition no longer waits: it holds the lock, or it ended. Unregisters what {@link #pause} registered. */
     default void stopWaiting(C call) {}
-
-    /**
-     * Whether listener durations are measured on the scheduler's clock (so that they follow virtual
-     * time) rather than {@link System#nanoTime()}.
-     */
-    default boolean measuresOnSchedulerClock() {
-        return false;
-    }
 
     /**
      * The outcome of one acquire attempt: granted with a fencing token, valid for {@code validForNanos}

@@ -30,7 +30,7 @@ final class MultiLocks {
      * body a lease whose fencing tokens {@code fencingTokens} reads from that call and the core's lease.
      */
     static <C, T> Mono<T> withLocks(LockCore<C> core, Collection<String> names, Duration ttl, Duration acquireTimeout,
-            BiFunction<LockCore<C>.Acquisition, List<String>, C> open,
+            BiFunction<Request, List<String>, C> open,
             BiFunction<C, LockLease, Map<String, Long>> fencingTokens,
             Function<? super MultiLockLease, ? extends Mono<T>> body) {
         List<String> sorted = checkNames(names, core.listener());

@@ -28,15 +28,15 @@ public final class Primitives {
     /** Opens the store's state of one acquisition of {@code permits} of a semaphore's {@code capacity}. */
     @FunctionalInterface
     public interface PermitsOpener<C> {
-        /** The state of {@code acquisition}, which asks for {@code permits} of {@code capacity}. */
-        C open(LockCore<C>.Acquisition acquisition, int capacity, int permits);
+        /** The state of the acquisition {@code request}, which asks for {@code permits} of {@code capacity}. */
+        C open(Request request, int capacity, int permits);
     }
 
     /** Opens the store's state of one read or write acquisition. */
     @FunctionalInterface
     public interface ReadWriteOpener<C> {
-        /** The state of {@code acquisition}, a writer if {@code write}, else a reader. */
-        C open(LockCore<C>.Acquisition acquisition, boolean write);
+        /** The state of the acquisition {@code request}, a writer if {@code write}, else a reader. */
+        C open(Request request, boolean write);
     }
 
     /**
@@ -62,7 +62,7 @@ public final class Primitives {
      * state and the core's lease once every name is held.
      */
     public static <C> ReactiveMultiLock multiLock(LockCore<C> core,
-            BiFunction<LockCore<C>.Acquisition, List<String>, C> open,
+            BiFunction<Request, List<String>, C> open,
             BiFunction<C, LockLease, Map<String, Long>> fencingTokens) {
         return new Multi<>(core, core.options().acquireTimeout(), Objects.requireNonNull(open, "open"),
                 Objects.requireNonNull(fencingTokens, "fencingTokens"));
@@ -119,7 +119,7 @@ public final class Primitives {
     }
 
     private record Multi<C>(LockCore<C> core, Duration acquireTimeout,
-            BiFunction<LockCore<C>.Acquisition, List<String>, C> open,
+            BiFunction<Request, List<String>, C> open,
             BiFunction<C, LockLease, Map<String, Long>> fencingTokens) implements ReactiveMultiLock {
 
         @Override

@@ -36,7 +36,7 @@ class LockCoreTest {
         AtomicInteger attempts = new AtomicInteger();
         LockStore<String> store = new RecordingStore(asked) {
             @Override
-            public CompletionStage<Reply> acquire(String call) {
+            public CompletionStage<Reply> acquire(String call, int attempt) {
                 asked.add("acquire");
                 // The first grant has no validity left when it arrives; the retry's has 30 s.
                 return CompletableFuture.completedFuture(attempts.incrementAndGet() == 1
@@ -91,6 +91,74 @@ class LockCoreTest {
         assertThat(asked).containsExactly("acquire", "release");
     }
 
+    /**
+     * The engine asks, the store answers: each attempt carries its number, and the pause before
+     * the first is asked with 0 attempts sent (zero: at once), the later ones with the count so far.
+     */
+    @Test
+    void theStoreIsAskedForNumberedAttemptsAndForEachPauseWithTheAttemptsSentSoFar() {
+        List<String> asked = new CopyOnWriteArrayList<>();
+        LockStore<String> store = new RecordingStore(asked) {
+            @Override
+            public CompletionStage<Reply> acquire(String call, int attempt) {
+                asked.add("acquire " + attempt);
+                return CompletableFuture.completedFuture(attempt < 3 ? Reply.busy()
+                        : Reply.granted(1, Duration.ofSeconds(30).toNanos()));
+            }
+
+            @Override
+            public Duration pause(String call, int attempts) {
+                asked.add("pause " + attempts);
+                return attempts == 0 ? Duration.ZERO : Duration.ofMillis(1);
+            }
+        };
+        LockCore<String> core = new LockCore<>(LockOptions.defaults(), Primitive.LOCK, store);
+        StepVerifier.create(core.withLock("a", Duration.ofSeconds(30), (Function<LockLease, Mono<Integer>>) lease -> Mono.just(1)))
+                .expectNext(1)
+                .verifyComplete();
+        assertThat(asked).containsExactly("pause 0", "acquire 1", "pause 1", "acquire 2", "pause 2", "acquire 3", "release");
+    }
+
+    /**
+     * An attempt that fails after its subscriber left may still have taken something (a
+     * multi-lock's first groups, whose own release failed): the core releases again after it.
+     */
+    @Test
+    void anAttemptThatFailsAfterTheSubscriberLeftIsReleasedAgain() {
+        List<String> asked = new CopyOnWriteArrayList<>();
+        CompletableFuture<LockStore.Reply> inFlight = new CompletableFuture<>();
+        LockStore<String> store = new RecordingStore(asked) {
+            @Override
+            public CompletionStage<Reply> acquire(String call, int attempt) {
+                asked.add("acquire");
+                return inFlight;
+            }
+        };
+        LockCore<String> core = new LockCore<>(LockOptions.defaults(), Primitive.LOCK, store);
+        core.withLock("a", Duration.ofSeconds(30), (Function<LockLease, Mono<Integer>>) lease -> Mono.just(1))
+                .subscribe().dispose();
+        assertThat(asked).containsExactly("acquire", "release-abandoned");
+        inFlight.completeExceptionally(new IllegalStateException("the store failed after the cancel"));
+        assertThat(asked).containsExactly("acquire", "release-abandoned", "release-abandoned");
+    }
+
+    /** A release that says it handed the lock straight to a waiter is heard as a hand-off. */
+    @Test
+    void aReleaseThatHandedTheLockOnIsHeardAsAHandOff() {
+        RecordingListener heard = new RecordingListener();
+        LockStore<String> store = new RecordingStore(new CopyOnWriteArrayList<>()) {
+            @Override
+            public Mono<Boolean> release(String call) {
+                return Mono.just(true);
+            }
+        };
+        LockCore<String> core = new LockCore<>(LockOptions.builder().listener(heard).build(), Primitive.LOCK, store);
+        StepVerifier.create(core.withLock("a", Duration.ofSeconds(30), (Function<LockLease, Mono<Integer>>) lease -> Mono.just(1)))
+                .expectNext(1)
+                .verifyComplete();
+        assertThat(heard.list).containsExactly("acquired a", "released a", "handedOff a");
+    }
+
     /** A store that grants at once and records the releases it is asked for. */
     private static class RecordingStore implements LockStore<String> {
         private final List<String> asked;
@@ -100,12 +168,12 @@ class LockCoreTest {
         }
 
         @Override
-        public String open(LockCore<String>.Acquisition acquisition) {
-            return acquisition.token();
+        public String open(Request request) {
+            return request.token();
         }
 
         @Override
-        public CompletionStage<Reply> acquire(String call) {
+        public CompletionStage<Reply> acquire(String call, int attempt) {
             asked.add("acquire");
             return CompletableFuture.completedFuture(Reply.granted(1, Duration.ofSeconds(30).toNanos()));
         }
@@ -116,8 +184,11 @@ class LockCoreTest {
         }
 
         @Override
-        public Mono<Void> release(String call) {
-            return Mono.fromRunnable(() -> asked.add("release"));
+        public Mono<Boolean> release(String call) {
+            return Mono.fromCallable(() -> {
+                asked.add("release");
+                return false;
+            });
         }
 
         @Override
@@ -132,8 +203,8 @@ class LockCoreTest {
         }
 
         @Override
-        public Duration pause(String call, long retry) {
-            return Duration.ofMillis(1);
+        public Duration pause(String call, int attempts) {
+            return attempts == 0 ? Duration.ZERO : Duration.ofMillis(1);
         }
     }
 }

@@ -71,10 +71,10 @@ public final class InMemoryReactiveLock implements ReactiveLockClient, AutoClose
     private InMemoryReactiveLock(LockOptions options, Keyspace keys) {
         this.options = Objects.requireNonNull(options, "options");
         this.keys = keys;
-        this.core = new LockCore<>(options, Primitive.LOCK, keys);
-        this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, keys);
-        this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, keys);
-        this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, keys);
+        this.core = new LockCore<>(options, Primitive.LOCK, keys, true);
+        this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, keys, true);
+        this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, keys, true);
+        this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, keys, true);
         this.cores = List.of(core, semaphoreCore, readWriteCore, multiCore);
     }
 

@@ -4,8 +4,8 @@ import io.reactivelock.LockAcquisitionException.Reason;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.spi.Lease;
-import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
+import io.reactivelock.spi.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -71,11 +71,11 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
     /** One acquisition of one primitive, with how it takes, renews and is told lost. */
     abstract static class Call extends Holder {
-        final LockCore<Call>.Acquisition acquisition;
+        final Request request;
 
-        Call(LockCore<Call>.Acquisition acquisition, List<String> names) {
+        Call(Request request, List<String> names) {
             super(names);
-            this.acquisition = acquisition;
+            this.request = request;
         }
 
         /** Inside the keyspace's monitor: a grant (or this call's grant, again), or a place among the waiters. */
@@ -92,19 +92,19 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
     /** An acquisition of the lock key of one name: the lock, or its fair view. */
     static final class LockCall extends Call {
-        LockCall(LockCore<Call>.Acquisition acquisition) {
-            super(acquisition, List.of(acquisition.name()));
+        LockCall(Request request) {
+            super(request, List.of(request.name()));
         }
 
         @Override
         Reply acquire(Keyspace keys) {
-            Name n = keys.name(acquisition.name());
+            Name n = keys.name(request.name());
             if (n.lock == this) {
-                return Reply.granted(n.lockFence, acquisition.ttl().toNanos()); // handed over a while ago
+                return Reply.granted(n.lockFence, request.ttl().toNanos()); // handed over a while ago
             }
             if (n.lock == null) {
                 keys.takeLock(n, this);
-                return Reply.granted(n.lockFence, acquisition.ttl().toNanos());
+                return Reply.granted(n.lockFence, request.ttl().toNanos());
             }
             n.waitInLine(this);
             return Reply.busy();
@@ -112,7 +112,7 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
         @Override
         @Nullable String lostName(Keyspace keys) {
-            return keys.name(acquisition.name()).lock == this ? null : acquisition.name();
+            return keys.name(request.name()).lock == this ? null : request.name();
         }
     }
 
@@ -121,15 +121,15 @@ final class Keyspace implements LockStore<Keyspace.Call> {
         /** The fencing token of each name, set once every name is held. */
         volatile Map<String, Long> fencingTokens = Map.of();
 
-        MultiCall(LockCore<Call>.Acquisition acquisition, List<String> names) {
-            super(acquisition, names);
+        MultiCall(Request request, List<String> names) {
+            super(request, names);
         }
 
         @Override
         Reply acquire(Keyspace keys) {
             String busy = keys.firstBusy(this);
             if (busy == null) {
-                return Reply.granted(keys.takeAll(this), acquisition.ttl().toNanos());
+                return Reply.granted(keys.takeAll(this), request.ttl().toNanos());
             }
             keys.leaveLines(this);
             keys.name(busy).waitInLine(this);
@@ -148,7 +148,7 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
         @Override
         String lostDetail(String name) {
-            return "it expired or another holder took it, so the locks " + acquisition.name() + " are lost";
+            return "it expired or another holder took it, so the locks " + request.name() + " are lost";
         }
     }
 
@@ -157,17 +157,17 @@ final class Keyspace implements LockStore<Keyspace.Call> {
         final int capacity;
         final int permits;
 
-        PermitsCall(LockCore<Call>.Acquisition acquisition, int capacity, int permits) {
-            super(acquisition, List.of(acquisition.name()));
+        PermitsCall(Request request, int capacity, int permits) {
+            super(request, List.of(request.name()));
             this.capacity = capacity;
             this.permits = permits;
         }
 
         @Override
         Reply acquire(Keyspace keys) {
-            Name n = keys.name(acquisition.name());
+            Name n = keys.name(request.name());
             if (n.permits.containsKey(this) || n.takePermits(this, capacity, permits)) {
-                return Reply.granted(LockLease.NO_FENCING_TOKEN, acquisition.ttl().toNanos());
+                return Reply.granted(LockLease.NO_FENCING_TOKEN, request.ttl().toNanos());
             }
             addOnce(n.permitWaiters, this);
             return Reply.busy();
@@ -175,7 +175,7 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
         @Override
         @Nullable String lostName(Keyspace keys) {
-            return keys.name(acquisition.name()).permits.containsKey(this) ? null : acquisition.name();
+            return keys.name(request.name()).permits.containsKey(this) ? null : request.name();
         }
 
         @Override
@@ -188,22 +188,22 @@ final class Keyspace implements LockStore<Keyspace.Call> {
     static final class ReadWriteCall extends Call {
         final boolean write;
 
-        ReadWriteCall(LockCore<Call>.Acquisition acquisition, boolean write) {
-            super(acquisition, List.of(acquisition.name()));
+        ReadWriteCall(Request request, boolean write) {
+            super(request, List.of(request.name()));
             this.write = write;
         }
 
         @Override
         Reply acquire(Keyspace keys) {
-            Name n = keys.name(acquisition.name());
+            Name n = keys.name(request.name());
             if (n.writer == this) {
-                return Reply.granted(n.writerFence, acquisition.ttl().toNanos());
+                return Reply.granted(n.writerFence, request.ttl().toNanos());
             }
             if (n.readers.contains(this) || (!write && n.read(this))) {
-                return Reply.granted(LockLease.NO_FENCING_TOKEN, acquisition.ttl().toNanos());
+                return Reply.granted(LockLease.NO_FENCING_TOKEN, request.ttl().toNanos());
             }
             if (write && n.write(this, keys)) {
-                return Reply.granted(n.writerFence, acquisition.ttl().toNanos());
+                return Reply.granted(n.writerFence, request.ttl().toNanos());
             }
             addOnce(write ? n.writersWaiting : n.readersWaiting, this);
             return Reply.busy();
@@ -211,8 +211,8 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
         @Override
         @Nullable String lostName(Keyspace keys) {
-            Name n = keys.name(acquisition.name());
-            return n.writer == this || n.readers.contains(this) ? null : acquisition.name();
+            Name n = keys.name(request.name());
+            return n.writer == this || n.readers.contains(this) ? null : request.name();
         }
 
         @Override
@@ -357,12 +357,12 @@ final class Keyspace implements LockStore<Keyspace.Call> {
     private static Runnable handOver(Call to, long fence) {
         long sentAt = System.nanoTime();
         // On the waiter's scheduler, as a Redis reply would arrive: its body must not run on the releaser's stack.
-        return () -> to.acquisition.timers().schedule(() -> to.acquisition.handOver(fence, sentAt));
+        return () -> to.request.timers().schedule(() -> to.request.waiter().handOver(fence, sentAt));
     }
 
     private static void wakeAll(List<Call> waiters, List<Runnable> after) {
         for (Call w : List.copyOf(waiters)) {
-            after.add(() -> w.acquisition.timers().schedule(w.acquisition::wake));
+            after.add(() -> w.request.timers().schedule(w.request.waiter()::wake));
         }
     }
 
@@ -431,12 +431,12 @@ final class Keyspace implements LockStore<Keyspace.Call> {
     // ---- The store ----
 
     @Override
-    public Call open(LockCore<Call>.Acquisition acquisition) {
-        return new LockCall(acquisition);
+    public Call open(Request request) {
+        return new LockCall(request);
     }
 
     @Override
-    public CompletionStage<Reply> acquire(Call call) {
+    public CompletionStage<Reply> acquire(Call call, int attempt) {
         Reply reply;
         synchronized (this) {
             reply = call.acquire(this);
@@ -452,7 +452,7 @@ final class Keyspace implements LockStore<Keyspace.Call> {
             synchronized (this) {
                 lost = call.lostName(this);
                 if (lost == null) {
-                    lease.extendTo(System.nanoTime() + call.acquisition.ttl().toNanos());
+                    lease.extendTo(System.nanoTime() + call.request.ttl().toNanos());
                 }
                 tidy(call.names);
             }
@@ -461,17 +461,15 @@ final class Keyspace implements LockStore<Keyspace.Call> {
     }
 
     @Override
-    public Mono<Void> release(Call call) {
-        return Mono.fromRunnable(() -> {
+    public Mono<Boolean> release(Call call) {
+        return Mono.fromCallable(() -> {
             List<Runnable> after = new ArrayList<>();
             boolean handed;
             synchronized (this) {
                 handed = leave(call, after);
             }
             run(after);
-            if (handed) {
-                call.acquisition.handedOff();
-            }
+            return handed;
         });
     }
 
@@ -492,13 +490,8 @@ final class Keyspace implements LockStore<Keyspace.Call> {
 
     /** A waiter is handed the lock key, or woken by a release of the permits or the read-write lock: it never polls. */
     @Override
-    public @Nullable Duration pause(Call call, long retry) {
-        return null;
-    }
-
-    @Override
-    public boolean measuresOnSchedulerClock() {
-        return true;
+    public @Nullable Duration pause(Call call, int attempts) {
+        return attempts == 0 ? Duration.ZERO : null;
     }
 
     @Override
