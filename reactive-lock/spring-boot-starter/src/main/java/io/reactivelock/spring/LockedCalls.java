@@ -21,10 +21,10 @@ import reactor.util.context.ContextView;
  * {@link ReactiveLock#withLock} when the method is called (so a name or TTL the lock refuses
  * throws there) and subscribes to it at each subscription of the result.
  *
- * <p>A {@code Mono} method is the body of {@code withLock}. A {@code Flux} method, and any method
- * that keeps its lock for {@link WithLock#lockAtLeastFor()}, runs beside a body that only holds
- * the lock until told to release it: a {@code Flux} cannot be the body of a {@code Mono}, and the
- * caller must see the outcome before a delayed release. That body's Reactor context (where a
+ * <p>A {@code Mono} method is the body of {@code withLock}, a {@code Flux} method the body of
+ * {@code withLockMany}. A method that keeps its lock for {@link WithLock#lockAtLeastFor()} runs
+ * beside a body that only holds the lock until told to release it, because the caller must see
+ * the outcome before the delayed release. That body's Reactor context (where a
  * {@link io.reactivelock.ReentrantReactiveLock} marks the names it holds) is the method's too.
  */
 final class LockedCalls {
@@ -44,26 +44,43 @@ final class LockedCalls {
             Supplier<? extends Mono<T>> method) {
         if (!atLeast.isZero()) {
             // singleOrEmpty waits for completion, so the value comes after the release when there is no delay left.
-            return flux(lock, name, ttl, atLeast, skipWhenBusy, method).singleOrEmpty();
+            return heldAtLeast(lock, name, ttl, atLeast, skipWhenBusy, method).singleOrEmpty();
         }
-        Mono<T> locked = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> {
-            context.<AtomicBoolean>getOrEmpty(ENTERED).ifPresent(entered -> entered.set(true));
-            return method.get();
-        }));
-        if (!skipWhenBusy) {
-            return locked;
-        }
-        return Mono.defer(() -> {
-            // Only the lock's own busy failure is skipped: the method's errors, even a busy nested lock, go on.
-            AtomicBoolean entered = new AtomicBoolean();
-            return locked.onErrorResume(error -> !entered.get() && busy(error), error -> Mono.empty())
-                    .contextWrite(Context.of(ENTERED, entered));
-        });
+        Mono<T> locked = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> entered(context, method)));
+        return skipWhenBusy ? skippingBusy(locked.flux()).singleOrEmpty() : locked;
     }
 
     /** The result of a {@code Flux} method: {@code method} subscribed under the lock, held until it terminates or is cancelled. */
     static <T> Flux<T> flux(ReactiveLock lock, String name, Duration ttl, Duration atLeast, boolean skipWhenBusy,
             Supplier<? extends Publisher<T>> method) {
+        if (!atLeast.isZero()) {
+            return heldAtLeast(lock, name, ttl, atLeast, skipWhenBusy, method);
+        }
+        Flux<T> locked = lock.withLockMany(name, ttl, lease -> Flux.deferContextual(context -> entered(context, method)));
+        return skipWhenBusy ? skippingBusy(locked) : locked;
+    }
+
+    private static <P> P entered(ContextView context, Supplier<? extends P> method) {
+        context.<AtomicBoolean>getOrEmpty(ENTERED).ifPresent(entered -> entered.set(true));
+        return method.get();
+    }
+
+    /** {@code locked}, empty instead of failing when the lock stayed busy; the method's errors, even a busy nested lock, go on. */
+    private static <T> Flux<T> skippingBusy(Flux<T> locked) {
+        return Flux.defer(() -> {
+            AtomicBoolean entered = new AtomicBoolean();
+            return locked.onErrorResume(error -> !entered.get() && busy(error), error -> Flux.empty())
+                    .contextWrite(Context.of(ENTERED, entered));
+        });
+    }
+
+    /**
+     * {@code method} subscribed under the lock, which is held on for the rest of {@code atLeast}
+     * (counted from the method's subscription) after the method ended, while the caller already
+     * has the outcome.
+     */
+    private static <T> Flux<T> heldAtLeast(ReactiveLock lock, String name, Duration ttl, Duration atLeast,
+            boolean skipWhenBusy, Supplier<? extends Publisher<T>> method) {
         Mono<Void> holding = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> context.<Hold>get(HOLD).granted(context)));
         Mono<Hold> acquire = Mono.create(sink -> new Hold(sink, atLeast).start(holding));
         return Flux.usingWhen(skipWhenBusy ? acquire.onErrorResume(LockedCalls::busy, error -> Mono.empty()) : acquire,
@@ -98,7 +115,6 @@ final class LockedCalls {
         Hold(MonoSink<Hold> sink, Duration atLeast) {
             this.sink = sink;
             this.atLeast = atLeast;
-            this.atLeastOver = atLeast.isZero();
         }
 
         void start(Mono<Void> holding) {
@@ -116,8 +132,7 @@ final class LockedCalls {
             body = context;
             granted = true;
             sink.success(this); // subscribes the method
-            return atLeastOver ? release.asMono()
-                    : Mono.when(release.asMono(), Mono.delay(atLeast).doOnNext(tick -> atLeastOver = true));
+            return Mono.when(release.asMono(), Mono.delay(atLeast).doOnNext(tick -> atLeastOver = true));
         }
 
         private void failed(Throwable error) {
