@@ -4,7 +4,6 @@ import io.reactivelock.spi.Waiter;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
-import io.reactivelock.LockOptions;
 
 /**
  * The fair lock: waiters queue in Redis (a list in arrival order and a hash of their waiter
@@ -16,8 +15,8 @@ import io.reactivelock.LockOptions;
  */
 final class FairRedisStore extends RedisStore {
 
-    FairRedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices) {
-        super(options, scripts, notices);
+    FairRedisStore(StoreContext redis) {
+        super(redis);
     }
 
     @Override
@@ -28,7 +27,7 @@ final class FairRedisStore extends RedisStore {
 
     @Override
     String[] acquireArgs(Call call, int attempt) {
-        return new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease};
+        return new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), redis.waiterLease()};
     }
 
     @Override
@@ -38,7 +37,7 @@ final class FairRedisStore extends RedisStore {
 
     @Override
     String[] releaseArgs(Call call) {
-        return new String[] {call.token(), call.channel, call.fenceRetention(), waiterLease};
+        return new String[] {call.token(), call.channel, call.fenceRetention(), redis.waiterLease()};
     }
 
     @Override
@@ -59,8 +58,8 @@ final class FairRedisStore extends RedisStore {
 
     @Override
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        String[] args = {call.token(), call.channel, call.fenceRetention(), waiterLease, next.token(), next.ttlMillis()};
-        return scripts.run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
+        String[] args = {call.token(), call.channel, call.fenceRetention(), redis.waiterLease(), next.token(), next.ttlMillis()};
+        return redis.scripts().run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
     }
 
     /** {@code RELEASE_FAIR} returns the fencing token (far above 2) when it handed the lock to the named waiter. */
@@ -82,7 +81,7 @@ final class FairRedisStore extends RedisStore {
     /** A fair waiter keeps its place in the line by calling at least once per waiter lease. */
     @Override
     Duration followerStep() {
-        return options.waiterLease().dividedBy(2);
+        return redis.options().waiterLease().dividedBy(2);
     }
 
     /** A fair waiter keeps its place by calling; it never queues behind local waiters first. */
@@ -93,6 +92,6 @@ final class FairRedisStore extends RedisStore {
 
     @Override
     public String toString() {
-        return "FairRedisStore{" + options + "}";
+        return "FairRedisStore{" + redis.options() + "}";
     }
 }

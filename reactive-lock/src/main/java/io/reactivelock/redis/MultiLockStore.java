@@ -1,7 +1,6 @@
 package io.reactivelock.redis;
 
 import io.reactivelock.LockAcquisitionException.Reason;
-import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
@@ -19,7 +18,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 import io.reactivelock.LockLostException;
-import io.reactivelock.LockOptions;
 
 /**
  * The multi-lock on one Redis deployment, with the single lock's keys ({@link MultiLockScripts}).
@@ -40,22 +38,12 @@ import io.reactivelock.LockOptions;
  */
 final class MultiLockStore implements LockStore<MultiLockStore.Call> {
 
-    private final LockOptions options;
-    private final LockKeys keys;
-    private final ScriptExecutor scripts;
-    private final ReleaseNotices notices;
-    private final Backoff backoff;
-    private final String waiterLease;
+    private final StoreContext redis;
     private final ToIntFunction<String> slot;
 
     /** {@code slot} gives the hash slot of a key: the same for every key off a Cluster. */
-    MultiLockStore(LockOptions options, ScriptExecutor scripts, ReleaseNotices notices, ToIntFunction<String> slot) {
-        this.options = options;
-        this.keys = new LockKeys(options.keyPrefix());
-        this.scripts = scripts;
-        this.notices = notices;
-        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
-        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+    MultiLockStore(StoreContext redis, ToIntFunction<String> slot) {
+        this.redis = redis;
         this.slot = slot;
     }
 
@@ -127,10 +115,10 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     Call open(Request request, List<String> names) {
         Map<Integer, List<String>> bySlot = new TreeMap<>();
         for (String name : names) {
-            bySlot.computeIfAbsent(slot.applyAsInt(keys.lockKey(name)), s -> new ArrayList<>()).add(name);
+            bySlot.computeIfAbsent(slot.applyAsInt(redis.keys().lockKey(name)), s -> new ArrayList<>()).add(name);
         }
-        List<Group> groups = bySlot.values().stream().map(group -> Group.of(group, keys)).toList();
-        return new Call(request, groups, waiterLease);
+        List<Group> groups = bySlot.values().stream().map(group -> Group.of(group, redis.keys())).toList();
+        return new Call(request, groups, redis.waiterLease());
     }
 
     /** Every call gives its names: {@link #open(Request, List)} is used instead. */
@@ -199,7 +187,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     public Mono<Boolean> release(Call call) {
         return Flux.fromIterable(call.groups)
                 .flatMap(group -> Mono.defer(() -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)))
-                        .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.request.timers())
+                        .retryWhen(Retry.backoff(3, redis.options().minBackoff()).scheduler(call.request.timers())
                                 .filter(RedisErrors::isTransient)))
                 .then(Mono.just(false));
     }
@@ -207,7 +195,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
         return CompletableFuture.allOf(call.groups.stream()
-                .map(group -> scripts.run(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)).toCompletableFuture())
+                .map(group -> redis.scripts().run(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)).toCompletableFuture())
                 .toArray(CompletableFuture[]::new));
     }
 
@@ -235,7 +223,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
         long retry = attempts - 1L;
         String channel = call.busyChannel;
         if (channel == null) {
-            return backoff.step(retry);
+            return redis.backoff().step(retry);
         }
         if (!channel.equals(call.waitingOn)) {
             ReleaseNotices.Member previous = call.waiter;
@@ -243,12 +231,12 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
                 previous.leave();
             }
             call.waitingOn = channel;
-            call.waiter = notices.join(channel, call.request, call, this);
+            call.waiter = redis.notices().join(channel, call.request, call, this);
             if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
         }
-        return backoff.step(notices.listening(channel) ? Long.MAX_VALUE : retry);
+        return redis.backoff().step(redis.notices().listening(channel) ? Long.MAX_VALUE : retry);
     }
 
     @Override
@@ -260,11 +248,11 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     }
 
     private Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
-        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.request.timers());
+        return redis.command(call.request.timers(), script, keys, args);
     }
 
     @Override
     public String toString() {
-        return "MultiLockStore{" + options + "}";
+        return "MultiLockStore{" + redis.options() + "}";
     }
 }

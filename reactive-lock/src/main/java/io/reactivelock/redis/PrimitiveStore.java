@@ -1,6 +1,5 @@
 package io.reactivelock.redis;
 
-import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
@@ -11,7 +10,6 @@ import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
-import io.reactivelock.LockOptions;
 
 /**
  * The store of the semaphore and the read-write lock on one Redis deployment. Each acquisition is
@@ -31,20 +29,10 @@ import io.reactivelock.LockOptions;
  */
 final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
-    private final LockOptions options;
-    private final LockKeys keys;
-    private final ScriptExecutor scripts;
-    private final ReleaseNotices notices;
-    private final Backoff backoff;
-    private final String waiterLease;
+    private final StoreContext redis;
 
-    PrimitiveStore(LockOptions options, ScriptExecutor scripts, ReleaseNotices notices) {
-        this.options = options;
-        this.keys = new LockKeys(options.keyPrefix());
-        this.scripts = scripts;
-        this.notices = notices;
-        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
-        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+    PrimitiveStore(StoreContext redis) {
+        this.redis = redis;
     }
 
     /** A script with its keys and arguments. */
@@ -78,7 +66,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     /** An acquisition of {@code n} of the {@code capacity} permits of a semaphore. */
     Call permits(Request a, int capacity, int n) {
-        String key = LockKeys.permitsKey(keys.lockKey(a.name()));
+        String key = LockKeys.permitsKey(redis.keys().lockKey(a.name()));
         String[] keys = {key};
         String member = n + ":" + a.token();
         String ttl = Long.toString(a.ttl().toMillis());
@@ -92,7 +80,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
 
     /** An acquisition of a read-write lock, for writing or for reading. */
     Call readWrite(Request a, boolean write) {
-        String lockKey = keys.lockKey(a.name());
+        String lockKey = redis.keys().lockKey(a.name());
         String rw = LockKeys.readWriteKey(lockKey);
         String writer = LockKeys.writerKey(lockKey);
         String readers = LockKeys.readersKey(lockKey);
@@ -103,7 +91,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
         if (write) {
             String fenceRetention = Long.toString(a.ttl().plus(RedisStore.FENCE_RETENTION).toMillis());
             return new Call(a, new Command(PrimitiveScripts.WRITE_ACQUIRE, new String[] {writer, LockKeys.fenceKey(writer), readers,
-                    waiting}, token, ttl, fenceRetention, waiterLease), true,
+                    waiting}, token, ttl, fenceRetention, redis.waiterLease()), true,
                     new Command(LockScripts.RENEW, new String[] {writer}, token, ttl),
                     // Also takes it out of the waiting writers, so that readers are not kept out.
                     new Command(PrimitiveScripts.WRITE_RELEASE, new String[] {writer, waiting}, token, channel),
@@ -145,7 +133,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     @Override
     public Mono<Boolean> release(Call call) {
         return Mono.defer(() -> command(call, call.release))
-                .retryWhen(Retry.backoff(3, options.minBackoff()).scheduler(call.request.timers())
+                .retryWhen(Retry.backoff(3, redis.options().minBackoff()).scheduler(call.request.timers())
                         .filter(RedisErrors::isTransient))
                 .thenReturn(false);
     }
@@ -172,17 +160,17 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
             return Duration.ZERO;
         }
         if (call.waiter == null) {
-            call.waiter = notices.join(call.channel, call.request, call, this);
+            call.waiter = redis.notices().join(call.channel, call.request, call, this);
             if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
         }
-        return backoff.step(attempts - 1L);
+        return redis.backoff().step(attempts - 1L);
     }
 
     /** How many acquisitions of this process wait on the read-write lock {@code name}. */
     int readWriteWaiters(String name) {
-        return notices.waiters(LockKeys.releaseChannel(LockKeys.readWriteKey(keys.lockKey(name))));
+        return redis.notices().waiters(LockKeys.releaseChannel(LockKeys.readWriteKey(redis.keys().lockKey(name))));
     }
 
     @Override
@@ -194,15 +182,15 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     }
 
     private CompletionStage<Long> run(Command c) {
-        return scripts.run(c.script(), c.keys(), c.args());
+        return redis.scripts().run(c.script(), c.keys(), c.args());
     }
 
     private Mono<Long> command(Call call, Command c) {
-        return ScriptExecutor.within(() -> run(c), options.commandTimeout(), call.request.timers());
+        return redis.command(call.request.timers(), c.script(), c.keys(), c.args());
     }
 
     @Override
     public String toString() {
-        return "PrimitiveStore{" + options + "}";
+        return "PrimitiveStore{" + redis.options() + "}";
     }
 }

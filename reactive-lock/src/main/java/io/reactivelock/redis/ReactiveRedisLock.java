@@ -75,15 +75,15 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
         this.options = options;
         this.connections = connections;
         this.notices = new ReleaseNotices(connections.pubSub(), options.maxBackoff());
-        ScriptExecutor scripts = connections.scripts();
-        this.store = new RedisStore(options, scripts, notices);
+        StoreContext redis = StoreContext.of(options, connections.scripts(), notices);
+        this.store = new RedisStore(redis);
         this.core = new LockCore<>(options, Primitive.LOCK, store);
-        this.fairStore = new FairRedisStore(options, scripts, notices);
+        this.fairStore = new FairRedisStore(redis);
         this.fairCore = new LockCore<>(options, Primitive.LOCK, fairStore);
-        this.primitives = new PrimitiveStore(options, scripts, notices);
+        this.primitives = new PrimitiveStore(redis);
         this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, primitives);
         this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, primitives);
-        this.multiStore = new MultiLockStore(options, scripts, notices,
+        this.multiStore = new MultiLockStore(redis,
                 connections.cluster() ? SlotHash::getSlot : key -> 0);
         this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, multiStore);
         this.cores = List.of(core, fairCore, semaphoreCore, readWriteCore, multiCore);

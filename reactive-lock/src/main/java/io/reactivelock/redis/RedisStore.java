@@ -1,6 +1,5 @@
 package io.reactivelock.redis;
 
-import io.reactivelock.spi.Backoff;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
@@ -14,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import io.reactivelock.LockLostException;
-import io.reactivelock.LockOptions;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
@@ -41,22 +39,12 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /** How many times the holder's own release is sent before it is left to the background. */
     static final int RELEASE_TRIES = 4;
 
-    final LockOptions options;
-    final LockKeys keys;
-    final ScriptExecutor scripts;
-    final @Nullable ReleaseNotices notices;
-    final Backoff backoff;
-    final String waiterLease;
+    final StoreContext redis;
     /** Locks whose release here woke a sleeper, to when (nanoTime) newcomers here hold back for it. */
     private final ConcurrentHashMap<String, Long> headStarts = new ConcurrentHashMap<>();
 
-    RedisStore(LockOptions options, ScriptExecutor scripts, @Nullable ReleaseNotices notices) {
-        this.options = options;
-        this.keys = new LockKeys(options.keyPrefix());
-        this.scripts = scripts;
-        this.notices = notices;
-        this.backoff = new Backoff(options.minBackoff(), options.maxBackoff(), options.jitter());
-        this.waiterLease = Long.toString(options.waiterLease().toMillis());
+    RedisStore(StoreContext redis) {
+        this.redis = redis;
     }
 
     /**
@@ -93,29 +81,22 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     @Override
     public Call open(Request request) {
-        return new Call(request, keys.lockKey(request.name()));
+        return new Call(request, redis.keys().lockKey(request.name()));
     }
 
-    /** Without release notices nobody listens, so waiters do not register as sleepers. */
     String[] acquireKeys(Call call) {
-        return notices == null
-                ? new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey)}
-                : new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.sleepersKey(call.lockKey)};
+        return new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.sleepersKey(call.lockKey)};
     }
 
     /** The arguments of attempt number {@code attempt} (1 for the first). */
     String[] acquireArgs(Call call, int attempt) {
-        return notices == null
-                ? new String[] {call.token(), call.ttlMillis(), call.fenceRetention()}
-                : new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), waiterLease, call.startedAt,
-                        attempt > 1 ? "1" : "0"}; // an earlier attempt may have registered
+        return new String[] {call.token(), call.ttlMillis(), call.fenceRetention(), redis.waiterLease(), call.startedAt,
+                attempt > 1 ? "1" : "0"}; // an earlier attempt may have registered
     }
 
-    /** With notices, the fencing record too: its sleepers mark says whether the release looks at the sleepers. */
+    /** The fencing record too: its sleepers mark says whether the release looks at the sleepers. */
     String[] releaseKeys(Call call) {
-        return notices == null
-                ? new String[] {call.lockKey}
-                : new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
+        return new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
     }
 
     String[] releaseArgs(Call call) {
@@ -125,7 +106,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
         long validFor = call.request.ttl().toNanos();
-        return scripts.run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
+        return redis.scripts().run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 
@@ -152,7 +133,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     @Override
     public Mono<Boolean> release(Call call) {
-        ReleaseNotices.Member next = notices == null ? null : notices.reserveLongestWaiting(call.channel, handOffRun(), this);
+        ReleaseNotices.Member next = redis.notices().reserveLongestWaiting(call.channel, handOffRun(), this);
         if (next == null) {
             return releaseCommand(call);
         }
@@ -168,7 +149,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return ScriptExecutor.within(() -> handOff, options.commandTimeout(), call.request.timers())
+            return ScriptExecutor.within(() -> handOff, redis.options().commandTimeout(), call.request.timers())
                     .map(result -> {
                         if (!handedOver(result)) {
                             next.unreserve();
@@ -187,12 +168,12 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** The longest run of local hand-offs on one lock: the longest a waiter elsewhere sleeps between attempts. */
     @Nullable Duration handOffRun() {
-        return options.maxBackoff();
+        return redis.options().maxBackoff();
     }
 
     /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        return scripts.run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
+        return redis.scripts().run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
                 next.ttlMillis());
     }
 
@@ -213,7 +194,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** Newcomers of this process on the lock of {@code call} hold back one shortest backoff step, for the sleeper it woke. */
     private void giveHeadStart(Call call) {
-        long step = options.minBackoff().toNanos();
+        long step = redis.options().minBackoff().toNanos();
         Long until = System.nanoTime() + step;
         headStarts.put(call.lockKey, until);
         call.request.timers().schedule(() -> headStarts.remove(call.lockKey, until), step, TimeUnit.NANOSECONDS);
@@ -241,17 +222,14 @@ class RedisStore implements LockStore<RedisStore.Call> {
                     return handedOnByRelease(result);
                 })
                 .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
-                        e -> Mono.delay(backoff.step(tried), call.request.timers()).then(releaseCommand(call, tried + 1)));
+                        e -> Mono.delay(redis.backoff().step(tried), call.request.timers()).then(releaseCommand(call, tried + 1)));
     }
 
     /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
-        return scripts.run(releaseScript(), releaseKeys(call), releaseArgs(call)).whenComplete((result, error) -> {
-            if (notices != null) {
-                notices.wakeFirst(call.channel);
-            }
-        });
+        return redis.scripts().run(releaseScript(), releaseKeys(call), releaseArgs(call))
+                .whenComplete((result, error) -> redis.notices().wakeFirst(call.channel));
     }
 
     @Override
@@ -265,17 +243,14 @@ class RedisStore implements LockStore<RedisStore.Call> {
             return beforeFirstAttempt(call);
         }
         long retry = attempts - 1L;
-        if (notices == null) {
-            return backoff.step(retry);
-        }
         join(call);
-        if (!notices.listening(call.channel)) {
-            return backoff.step(retry);
+        if (!redis.notices().listening(call.channel)) {
+            return redis.backoff().step(retry);
         }
         // Redis confirmed the subscription: every release now wakes a waiter here or hands one the
         // lock. Polling only covers lost notices and holders that died, which the first local
         // waiter does at the longest step; the others wait to be woken.
-        return notices.isFirst(Objects.requireNonNull(call.waiter)) ? backoff.step(Long.MAX_VALUE) : followerStep();
+        return redis.notices().isFirst(Objects.requireNonNull(call.waiter)) ? redis.backoff().step(Long.MAX_VALUE) : followerStep();
     }
 
     /**
@@ -283,7 +258,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
      * net only, since the first keeps the sleepers' registration alive (five waiter leases).
      */
     Duration followerStep() {
-        return options.waiterLease().multipliedBy(5);
+        return redis.options().waiterLease().multipliedBy(5);
     }
 
     /**
@@ -293,22 +268,19 @@ class RedisStore implements LockStore<RedisStore.Call> {
      * process's release gave a woken sleeper lasts.
      */
     Duration beforeFirstAttempt(Call call) {
-        if (notices == null) {
-            return Duration.ZERO;
-        }
-        if (notices.waiters(call.channel) == 0) {
+        if (redis.notices().waiters(call.channel) == 0) {
             Long headStartUntil = headStarts.get(call.lockKey);
             if (headStartUntil == null || headStartUntil - System.nanoTime() <= 0) {
                 return Duration.ZERO;
             }
         }
         join(call);
-        return backoff.step(0);
+        return redis.backoff().step(0);
     }
 
     private void join(Call call) {
         if (call.waiter == null) {
-            call.waiter = Objects.requireNonNull(notices).join(call.channel, call.request, call, this);
+            call.waiter = redis.notices().join(call.channel, call.request, call, this);
             if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
@@ -330,16 +302,16 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** How many acquisitions in this process wait for a release of lock {@code name}. */
     int localWaiters(String name) {
-        return notices == null ? 0 : notices.waiters(LockKeys.releaseChannel(keys.lockKey(name)));
+        return redis.notices().waiters(LockKeys.releaseChannel(redis.keys().lockKey(name)));
     }
 
     /** {@code script}, sent at subscription, for {@code call}: failing if no reply comes within the command timeout. */
     Mono<Long> command(Call call, LuaScript script, String[] keys, String... args) {
-        return ScriptExecutor.within(() -> scripts.run(script, keys, args), options.commandTimeout(), call.request.timers());
+        return redis.command(call.request.timers(), script, keys, args);
     }
 
     @Override
     public String toString() {
-        return "RedisStore{" + options + "}";
+        return "RedisStore{" + redis.options() + "}";
     }
 }
