@@ -1,6 +1,10 @@
 package io.reactivelock.redis;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -12,6 +16,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import reactor.core.scheduler.Schedulers;
 
@@ -27,13 +32,29 @@ record RedisConnections(ScriptExecutor scripts, Deployment deployment, boolean c
     /**
      * A client of its own for {@code uri}, closed with the connections. It rejects commands while
      * disconnected, so that an attempt made during an outage fails fast and is retried with
-     * backoff instead of being replayed after its caller gave up.
+     * backoff instead of being replayed after its caller gave up. Scripts get no Lettuce timeout:
+     * the lock times every script it awaits on its own scheduler (the command timeout), so a
+     * second timer per command (Lettuce's timer thread, busy in an uncontended pair's profile)
+     * bought nothing; every other command (the pub/sub ones, the inspector's) keeps the URI's timeout.
      */
     static RedisConnections open(RedisURI uri) {
         Objects.requireNonNull(uri, "uri");
         RedisClient client = RedisClient.create(uri);
+        long timeoutNanos = uri.getTimeout().toNanos();
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.builder().timeoutSource(new TimeoutOptions.TimeoutSource() {
+                    @Override
+                    public long getTimeout(RedisCommand<?, ?, ?> command) {
+                        ProtocolKeyword type = command.getType();
+                        return type == CommandType.EVALSHA || type == CommandType.EVAL ? 0 : timeoutNanos;
+                    }
+
+                    @Override
+                    public TimeUnit getTimeUnit() {
+                        return TimeUnit.NANOSECONDS;
+                    }
+                }).build())
                 .build());
         try {
             return open(client, client::shutdownAsync);
