@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -22,6 +23,7 @@ import reactor.test.scheduler.VirtualTimeScheduler;
  * The sequence of {@link Leadership} events, on the in-memory lock and virtual time: when each
  * term starts and ends, to the millisecond, with no real time spent.
  */
+@Isolated("virtual time replaces Reactor's schedulers for the whole JVM")
 class LeaderElectionVirtualTimeTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);

@@ -25,6 +25,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -37,6 +38,7 @@ import reactor.core.scheduler.Schedulers;
  * a lock drop together; BlockHound used to fail the one that waited, and Lettuce, which catches
  * exceptions but not errors there, then never reconnected that connection.
  */
+@Isolated("it reconfigures the JDK's logging for the whole JVM")
 class ShortLocksBlockHoundIntegrationTest {
 
     /** A global handler whose creation holds the JDK logging's lock until the test lets it finish. */

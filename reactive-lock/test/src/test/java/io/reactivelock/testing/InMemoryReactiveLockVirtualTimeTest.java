@@ -13,6 +13,7 @@ import io.reactivelock.ReactiveLock;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
@@ -23,6 +24,7 @@ import reactor.test.publisher.PublisherProbe;
  * drive time with {@code StepVerifier.withVirtualTime}; minutes of leases pass in milliseconds.
  * Only public API is used here, as in a user's test.
  */
+@Isolated("virtual time replaces Reactor's schedulers for the whole JVM")
 class InMemoryReactiveLockVirtualTimeTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);

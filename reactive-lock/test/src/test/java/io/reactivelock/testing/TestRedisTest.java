@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.lettuce.core.RedisURI;
 import io.reactivelock.LockLease;
 import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.support.NeedsRedis;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -16,8 +17,10 @@ import reactor.core.publisher.Mono;
 /**
  * {@link TestRedis} as a user's test meets it: one line gives a real Redis that a lock runs on, and
  * closing it stops the server. On CI a Docker engine answers, so it is a container there; on a
- * machine with only a {@code redis-server} on the PATH, a process; with neither, skipped.
+ * machine with only a {@code redis-server} on the PATH, a process; with neither, skipped. It runs a
+ * real server, so the fast tier ({@code -Dredis.server=none}) skips it, as every test that needs one.
  */
+@NeedsRedis
 class TestRedisTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);
