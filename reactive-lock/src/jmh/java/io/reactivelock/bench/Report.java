@@ -303,21 +303,22 @@ final class Report {
                 + " warm-up (\"during\": `used_memory`, `DBSIZE`, `PUBSUB CHANNELS`/`NUMPAT`, `CLIENT LIST` sub+psub)"
                 + " and after the JVMs have exited (\"after\"); \"before\" is the server before the cell. Threads and"
                 + " heap are per process, the largest process's: live threads at the end of the window, heap peak in"
-                + " the window (sampled every 50 ms) and live heap after a full GC at its end.%n%n",
+                + " the window (sampled every 50 ms) and live heap after a full GC at its end. CPU: the redis-server's"
+                + " (`INFO cpu`) and the forked JVMs' process CPU summed, over the window.%n%n",
                 settings.forkJvmArgs, any.shape.waitersPerName(), any.shape.waitersPerName(),
                 any.shape.waitersPerName(), any.shape.waitersPerName(), any.shape.holdMillis(),
                 settings.forkJitWarmupMillis / 1000.0, (settings.forkJitWarmupMillis + settings.warmupMillis) / 1000.0,
                 settings.measureMillis / 1000.0));
         md.append("| P x N | contender | hand-offs/s | xR | wait p50 / p99 / max ms | errors | overlaps"
-                + " | acquisitions per process, min..max | Redis cmds per hand-off (round trips) | subscriptions during:"
+                + " | acquisitions per process, min..max | CPU in the window: Redis / all JVMs | Redis cmds per hand-off (round trips) | subscriptions during:"
                 + " channels, patterns; sub+psub on connections (subscribed connections) | used_memory before / during /"
                 + " after | keys during / after | threads per process | heap peak / live per process |\n");
-        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (ScaleGrid.Cell c : grid) {
             String shape = c.shape.label() + (c.run > 0 ? " (repeat " + c.run + ")" : "");
             if (c.skipped != null) {
                 md.append("| ").append(shape).append(" | ").append(c.result.contender).append(" | not run: ")
-                        .append(c.skipped).append(" | | | | | | | | | | | |\n");
+                        .append(c.skipped).append(" | | | | | | | | | | | | |\n");
                 continue;
             }
             CellResult r = c.result;
@@ -326,13 +327,14 @@ final class Report {
             long min = java.util.Arrays.stream(perProcess).min().orElse(0);
             long max = java.util.Arrays.stream(perProcess).max().orElse(0);
             md.append("| ").append(shape).append(" | ").append(r.contender)
-                    .append(String.format(Locale.ROOT, " | %,.0f | %s | %s / %s / %s | %d | %d | %,d..%,d | %.2f (%.2f)",
+                    .append(String.format(Locale.ROOT, " | %,.0f | %s | %s / %s / %s | %d | %d | %,d..%,d | %.1f / %.1f s | %.2f (%.2f)",
                             r.opsPerSecond(),
                             redisson == null || redisson.skipped != null || c == redisson ? "-"
                                     : String.format(Locale.ROOT, "%.2f", r.opsPerSecond() / redisson.result.opsPerSecond()),
                             ms(r.micros(r.wait, 50)), ms(r.micros(r.wait, 99)),
                             ms(r.wait.getTotalCount() == 0 ? Double.NaN : r.wait.getMaxValue() / 1e3),
-                            r.errors, r.overlaps, min, max, r.commandsPerOp(), r.roundTripsPerOp()))
+                            r.errors, r.overlaps, min, max, r.redisCpuSeconds, r.cpuNanos / 1e9, r.commandsPerOp(),
+                            r.roundTripsPerOp()))
                     .append(" | ").append(c.during == null ? "-" : String.format(Locale.ROOT, "%,d, %,d; %,d (%d)",
                             c.during.channels(), c.during.patterns(), c.during.subscriptions(), c.during.subscribedClients()))
                     .append(" | ").append(mb(c.before)).append(" / ").append(mb(c.during)).append(" / ").append(mb(c.after))
