@@ -354,7 +354,8 @@ final class Report {
         }
         for (ScaleGrid.Cell c : grid) {
             if (c.result.firstError != null) {
-                md.append("\nFirst error, ").append(c.shape.label()).append(", ").append(c.result.contender).append(": `")
+                md.append("\nFirst error, ").append(c.shape.label()).append(c.run > 0 ? " (repeat " + c.run + ")" : "")
+                        .append(", ").append(c.result.contender).append(": `")
                         .append(c.result.firstError).append("`\n");
             }
         }
