@@ -90,6 +90,12 @@ public final class Bench {
             }
             report.cells = cells;
 
+            if (settings.pxn) {
+                progress("PXN grid: processes " + settings.pxnProcesses + " x names " + settings.pxnNames + ", "
+                        + settings.pxnWaitersPerName + " waiters per name in all, " + settings.pxnHoldMillis
+                        + " ms hold; repeats " + settings.pxnRepeat);
+                report.grid = ScaleGrid.run(settings, runner, stats);
+            }
             if (settings.scaleWaiters > 0 && settings.scaleNames > 0) {
                 report.scale = runScaleCells(settings, redis);
             }

@@ -39,9 +39,14 @@ final class CellResult {
     final List<Double> roundRates = new ArrayList<>();
 
     CellResult(Scenario scenario, String contender) {
+        this(scenario, contender, scenario.workers);
+    }
+
+    /** A cell that is no {@link Scenario} (null): one of the {@link ScaleGrid}'s, with {@code workers} workers. */
+    CellResult(Scenario scenario, String contender, int workers) {
         this.scenario = scenario;
         this.contender = contender;
-        this.perWorker = new long[scenario.workers];
+        this.perWorker = new long[workers];
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.function.LongUnaryOperator;
 
 /**
  * Runs one round of one cell: starts the workers (in this JVM, or in forked JVMs for a cell that
@@ -104,26 +105,55 @@ final class CellRunner {
      * merges what they report and the critical sections they recorded.
      */
     private void runForked(Scenario scenario, String contenderId, String key, CellResult into) {
+        forked(scenario.jvms, scenario.toString(), (j, file) -> ForkedWorkers.Jvm.start(settings.forkJvmArgs, uri,
+                scenario.name(), contenderId, j, key, file, settings.forkJitWarmupMillis), worker -> 0, into, null, () -> {});
+    }
+
+    /**
+     * One cell of the {@link ScaleGrid} in {@code shape.processes()} forked JVMs, run as a C16X
+     * round is, the overlaps counted per name; adds each JVM's own figures to {@code processes}
+     * and calls {@code beforeMeasure} between the warm-up and the measured window.
+     */
+    void runGrid(ScaleGrid.Shape shape, String contenderId, CellResult into, List<Map<String, String>> processes,
+            Runnable beforeMeasure) {
+        String key = "bench:pxn:" + shape.processes() + "x" + shape.names() + ":" + contenderId + ":" + System.nanoTime();
+        forked(shape.processes(), "PXN " + shape.label(), (j, file) -> ForkedWorkers.Jvm.start(settings.forkJvmArgs,
+                uri, shape.spec(), contenderId, j, key, file, settings.forkJitWarmupMillis), shape::nameOf, into,
+                processes, beforeMeasure);
+    }
+
+    /** Starts forked JVM {@code index}, its critical sections to be written to {@code sections}. */
+    private interface Launch {
+        ForkedWorkers.Jvm start(int index, Path sections) throws IOException;
+    }
+
+    /** The round of a cell in {@code count} forked JVMs; {@code lockOf} maps a worker to the lock it takes. */
+    private void forked(int count, String cell, Launch launch, LongUnaryOperator lockOf, CellResult into,
+            List<Map<String, String>> processes, Runnable beforeMeasure) {
         List<ForkedWorkers.Jvm> jvms = new ArrayList<>();
         List<Path> sections = new ArrayList<>();
         try {
             Files.createDirectories(settings.out);
-            for (int j = 0; j < scenario.jvms; j++) {
+            for (int j = 0; j < count; j++) {
                 Path file = Files.createTempFile(settings.out, "sections-", ".bin");
                 sections.add(file);
-                jvms.add(ForkedWorkers.Jvm.start(settings.forkJvmArgs, uri, scenario, contenderId, j, key, file,
-                        settings.forkJitWarmupMillis));
+                jvms.add(launch.start(j, file));
             }
             for (ForkedWorkers.Jvm jvm : jvms) {
                 jvm.awaitReady();
             }
             long[] monitor = warmUp(settings.forkJitWarmupMillis + settings.warmupMillis);
+            beforeMeasure.run();
             measure(into, monitor, () -> jvms.forEach(j -> j.send("BEGIN")), () -> jvms.forEach(j -> j.send("END")));
             long ops = 0;
             for (ForkedWorkers.Jvm jvm : jvms) {
-                ops += into.addJvmFigures(jvm.awaitResult());
+                Map<String, String> figures = jvm.awaitResult();
+                ops += into.addJvmFigures(figures);
+                if (processes != null) {
+                    processes.add(figures);
+                }
             }
-            Intervals.Merged merged = Intervals.merge(sections);
+            Intervals.Merged merged = Intervals.merge(sections, lockOf);
             into.overlaps += merged.overlaps();
             into.switches += merged.switches();
             into.roundRates.add(ops * 1e9 / into.lastRoundNanos);
@@ -132,7 +162,7 @@ final class CellRunner {
             if (into.firstError == null) {
                 into.firstError = e.toString();
             }
-            Bench.progress("  " + scenario + " failed: " + e);
+            Bench.progress("  " + cell + " failed: " + e);
         } finally {
             jvms.forEach(ForkedWorkers.Jvm::close);
             for (Path file : sections) {

@@ -18,6 +18,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The workers one forked JVM contributes to a cell that spans processes, and ({@link Jvm}) the
@@ -36,22 +37,40 @@ public final class ForkedWorkers {
 
     private ForkedWorkers() {}
 
-    /** Arguments: redis host, port, scenario, contender id, index of this JVM, lock key, sections file, JIT warm-up ms. */
+    /**
+     * Arguments: redis host, port, cell (a {@link Scenario} or a {@link ScaleGrid.Shape#spec()}),
+     * contender id, index of this JVM, lock key, sections file, JIT warm-up ms.
+     */
     public static void main(String[] args) throws IOException {
         RedisURI uri = RedisURI.create(args[0], Integer.parseInt(args[1]));
-        Scenario scenario = Scenario.valueOf(args[2]);
         Contender contender = Contenders.create(args[3], uri);
         int index = Integer.parseInt(args[4]);
+        String key = args[5];
         Intervals sections = new Intervals();
         ThreadPoolExecutor hopExecutor = Threads.hopExecutor();
-        int workers = scenario.workersPerJvm();
-        Round warmUp = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
-                args[5] + ":jit-warm-up-" + index, hopExecutor, null);
+        Round warmUp;
+        Round round;
+        CellResult result;
+        if (ScaleGrid.Shape.isSpec(args[2])) {
+            ScaleGrid.Shape shape = ScaleGrid.Shape.parse(args[2]);
+            int first = shape.firstWorker(index);
+            warmUp = new Round(contender, 1, first, true, shape.choices(key + ":jit-warm-up-" + index, index),
+                    shape.holdMillis(), hopExecutor, null);
+            round = new Round(contender, 1, first, true, shape.choices(key, index), shape.holdMillis(), hopExecutor,
+                    sections);
+            result = new CellResult(null, contender.name(), shape.workers());
+        } else {
+            Scenario scenario = Scenario.valueOf(args[2]);
+            int workers = scenario.workersPerJvm();
+            warmUp = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
+                    key + ":jit-warm-up-" + index, hopExecutor, null);
+            round = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
+                    key, hopExecutor, sections);
+            result = new CellResult(scenario, contender.name());
+        }
         warmUp.start();
         Threads.sleep(Long.parseLong(args[7]));
         warmUp.stop();
-        Round round = new Round(contender, workers, scenario.instances, index * workers, true, scenario.workload,
-                args[5], hopExecutor, sections);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         round.start();
         // Ready once this JVM has had the lock: its classes are loaded and its connections are up.
@@ -62,14 +81,35 @@ public final class ForkedWorkers {
         System.out.println("READY");
         System.out.flush();
         expect(in, "BEGIN");
+        AtomicLong heapPeak = new AtomicLong();
+        Thread heapSampler = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                heapPeak.accumulateAndGet(JvmProbe.heapUsed(), Math::max);
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "heap-sampler");
+        heapSampler.setDaemon(true);
+        heapSampler.start();
         round.begin();
         expect(in, "END");
         round.end();
+        heapSampler.interrupt();
+        // This JVM's own figures (not summed over JVMs): live threads and heap at the end of the
+        // window, the heap's peak in it, and the live heap after a full collection.
+        Map<String, String> own = new LinkedHashMap<>();
+        own.put("jvm.threads", Integer.toString(JvmProbe.liveThreads()));
+        own.put("jvm.heapPeakMb", Long.toString(heapPeak.get() >> 20));
+        System.gc();
+        own.put("jvm.liveHeapMb", Long.toString(JvmProbe.heapUsed() >> 20));
         round.stop();
         sections.writeTo(Path.of(args[6]));
-        CellResult result = new CellResult(scenario, contender.name());
         round.addTo(result);
-        result.jvmFigures().forEach((key, value) -> System.out.println("RESULT " + key + "=" + value));
+        result.jvmFigures().forEach((k, value) -> System.out.println("RESULT " + k + "=" + value));
+        own.forEach((k, value) -> System.out.println("RESULT " + k + "=" + value));
         System.out.println("DONE");
         System.out.flush();
         hopExecutor.shutdownNow();
@@ -103,13 +143,14 @@ public final class ForkedWorkers {
             Threads.named(name + "-err-", true).newThread(this::copyErrors).start();
         }
 
-        static Jvm start(String jvmArgs, RedisURI uri, Scenario scenario, String contenderId, int index, String key,
+        /** Starts a JVM of {@code cell}: a {@link Scenario}'s name or a {@link ScaleGrid.Shape#spec()}. */
+        static Jvm start(String jvmArgs, RedisURI uri, String cell, String contenderId, int index, String key,
                 Path sections, long jitWarmupMillis) throws IOException {
             List<String> command = new ArrayList<>();
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             command.addAll(Arrays.asList(jvmArgs.trim().split("\\s+")));
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), ForkedWorkers.class.getName(),
-                    uri.getHost(), Integer.toString(uri.getPort()), scenario.name(), contenderId,
+                    uri.getHost(), Integer.toString(uri.getPort()), cell, contenderId,
                     Integer.toString(index), key, sections.toString(), Long.toString(jitWarmupMillis)));
             Process process = new ProcessBuilder(command).start();
             return new Jvm(process, "fork" + index);

@@ -11,12 +11,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.LongUnaryOperator;
 
 /**
  * The critical sections of a cell whose workers live in several JVMs: each JVM records (worker,
  * entered, left) with {@link System#nanoTime()}, which on Linux reads one monotonic clock for
- * every process, and the parent merges the files to find overlaps and hand-offs between workers.
+ * every process, and the parent merges the files to find overlaps and hand-offs between workers,
+ * per lock where the workers take several ({@link ScaleGrid}).
  */
 final class Intervals {
 
@@ -52,7 +56,16 @@ final class Intervals {
     /** What the merged files show: sections that began before an earlier one had ended, and changes of holder. */
     record Merged(long sections, long overlaps, long switches) {}
 
+    /** All sections on one lock. */
     static Merged merge(List<Path> files) throws IOException {
+        return merge(files, worker -> 0);
+    }
+
+    /**
+     * Sections on several locks: {@code lockOf} maps a worker to the lock it takes; overlaps and
+     * changes of holder are counted per lock and summed.
+     */
+    static Merged merge(List<Path> files, LongUnaryOperator lockOf) throws IOException {
         List<long[]> all = new ArrayList<>();
         for (Path file : files) {
             try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file)))) {
@@ -70,17 +83,18 @@ final class Intervals {
         all.sort(Comparator.comparingLong(e -> e[1]));
         long overlaps = 0;
         long switches = 0;
-        long latestEnd = Long.MIN_VALUE;
-        long previousWorker = -1;
+        // Per lock: {latest end so far, previous holder}.
+        Map<Long, long[]> locks = new HashMap<>();
         for (long[] e : all) {
-            if (e[1] < latestEnd) {
+            long[] lock = locks.computeIfAbsent(lockOf.applyAsLong(e[0]), l -> new long[] {Long.MIN_VALUE, -1});
+            if (e[1] < lock[0]) {
                 overlaps++;
             }
-            latestEnd = Math.max(latestEnd, e[2]);
-            if (e[0] != previousWorker) {
+            lock[0] = Math.max(lock[0], e[2]);
+            if (e[0] != lock[1]) {
                 switches++;
             }
-            previousWorker = e[0];
+            lock[1] = e[0];
         }
         return new Merged(all.size(), overlaps, switches);
     }

@@ -19,6 +19,10 @@ final class JvmProbe {
         return OS.getProcessCpuTime();
     }
 
+    static long heapUsed() {
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
     static int liveThreads() {
         return THREADS.getThreadCount();
     }

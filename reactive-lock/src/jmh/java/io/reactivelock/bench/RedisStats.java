@@ -19,6 +19,11 @@ final class RedisStats {
         this.redis = redis;
     }
 
+    /** Empties the server (every key); for cells whose keys and memory are measured from an empty server. */
+    void flushAll() {
+        redis.call("FLUSHALL");
+    }
+
     void reset() {
         redis.call("CONFIG", "RESETSTAT");
     }
@@ -58,6 +63,42 @@ final class RedisStats {
             }
         }
         return total;
+    }
+
+    /**
+     * What Redis holds at one moment: {@code used_memory}, keys, pub/sub channels and patterns
+     * with a subscriber ({@code PUBSUB CHANNELS}, {@code NUMPAT}), and from {@code CLIENT LIST}
+     * the connections (this one left out), those with a subscription, and their subscriptions
+     * ({@code sub} + {@code psub} + {@code ssub}).
+     */
+    record Snapshot(long usedMemory, long keys, long channels, long patterns, long clients, long subscribedClients,
+            long subscriptions) {}
+
+    Snapshot snapshot() {
+        long usedMemory = Long.parseLong(info("memory", "used_memory"));
+        long keys = Long.parseLong(redis.call("DBSIZE").trim());
+        long channels = redis.callList("PUBSUB", "CHANNELS").size();
+        long patterns = Long.parseLong(redis.call("PUBSUB", "NUMPAT").trim());
+        long clients = -1; // the connection of CLIENT LIST itself
+        long subscribedClients = 0;
+        long subscriptions = 0;
+        for (String line : redis.call("CLIENT", "LIST").split("\r?\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
+            clients++;
+            long subs = 0;
+            for (String field : line.split(" ")) {
+                if (field.startsWith("sub=") || field.startsWith("psub=") || field.startsWith("ssub=")) {
+                    subs += Long.parseLong(field.substring(field.indexOf('=') + 1));
+                }
+            }
+            subscriptions += subs;
+            if (subs > 0) {
+                subscribedClients++;
+            }
+        }
+        return new Snapshot(usedMemory, keys, channels, patterns, clients, subscribedClients, subscriptions);
     }
 
     String info(String section, String field) {

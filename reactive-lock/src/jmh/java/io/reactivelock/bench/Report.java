@@ -14,6 +14,8 @@ final class Report {
     int baselineThreads;
     Map<String, CellResult> cells;
     List<Map<String, String>> scale;
+    /** The PXN grid's cells; null when it did not run. */
+    List<ScaleGrid.Cell> grid;
     /** The memory cell, by contender: bytes and keys per held lock; null when it did not run. */
     Map<String, double[]> memory;
     int memoryNames;
@@ -43,6 +45,9 @@ final class Report {
             }
         }
         commandBreakdown(md);
+        if (grid != null) {
+            gridTable(md);
+        }
         if (scale != null) {
             scaleTable(md);
         }
@@ -238,12 +243,8 @@ final class Report {
                 if (c == null || c.ops == 0) {
                     continue;
                 }
-                List<String> parts = new ArrayList<>();
-                c.commands.entrySet().stream()
-                        .sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
-                        .forEach(e -> parts.add(e.getKey() + " " + String.format(Locale.ROOT, "%.2f", (double) e.getValue() / c.ops)));
                 md.append("- ").append(scenario).append(", ").append(c.contender).append(": ")
-                        .append(String.join(", ", parts))
+                        .append(byCommand(c))
                         .append(String.format(Locale.ROOT, " _(during the measurement: GC %d ms, JIT %d ms, %,d ops)_",
                                 c.gcMillis, c.jitMillis, c.ops))
                         .append('\n');
@@ -283,6 +284,166 @@ final class Report {
             }
         }
         md.append('\n');
+    }
+
+    /** The PXN grid: one row per cell, then commands by command, skipped cells and first errors. */
+    private void gridTable(StringBuilder md) {
+        md.append("## PXN: many names, few waiters each, across processes (issue 28)\n\n");
+        ScaleGrid.Cell any = grid.get(0);
+        md.append(String.format(Locale.ROOT, "P processes (forked JVMs, `%s`, one instance of the contender each: its own"
+                + " client) x N names, %d waiters per name in all processes together (N x %d waiters in the cell),"
+                + " worker g taking name g mod N and process p the workers [p*N*%d/P, (p+1)*N*%d/P), so that with"
+                + " P >= 2 the waiters of a name are in different processes and every hand-off crosses processes."
+                + " Each waiter loops: ask, hold %d ms (a timer: `Mono.delay`; Spring's thread sleeps), release."
+                + " Each cell: the JVMs warm up alone (%.1f s, on names of their own), then on the cell's names for"
+                + " %.1f s, then one window of %.1f s. hand-offs/s = acquisitions completed in the window; wait = from"
+                + " asking to holding; overlaps = two holders of one name at once, from every critical section's"
+                + " `System.nanoTime()` interval merged across the JVMs per name (must be 0); errors = failed"
+                + " acquisitions or cells, warm-up and drain included (must be 0). Redis is sampled at the end of the"
+                + " warm-up (\"during\": `used_memory`, `DBSIZE`, `PUBSUB CHANNELS`/`NUMPAT`, `CLIENT LIST` sub+psub)"
+                + " and after the JVMs have exited (\"after\"); \"before\" is the server before the cell. Threads and"
+                + " heap are per process, the largest process's: live threads at the end of the window, heap peak in"
+                + " the window (sampled every 50 ms) and live heap after a full GC at its end. CPU: the redis-server's"
+                + " (`INFO cpu`) and the forked JVMs' process CPU summed, over the window.%n%n",
+                settings.forkJvmArgs, any.shape.waitersPerName(), any.shape.waitersPerName(),
+                any.shape.waitersPerName(), any.shape.waitersPerName(), any.shape.holdMillis(),
+                settings.forkJitWarmupMillis / 1000.0, (settings.forkJitWarmupMillis + settings.warmupMillis) / 1000.0,
+                settings.measureMillis / 1000.0));
+        md.append("| P x N | contender | hand-offs/s | xR | wait p50 / p99 / max ms | errors | overlaps"
+                + " | acquisitions per process, min..max | CPU in the window: Redis / all JVMs | Redis cmds per hand-off (round trips) | subscriptions during:"
+                + " channels, patterns; sub+psub on connections (subscribed connections) | used_memory before / during /"
+                + " after | keys during / after | threads per process | heap peak / live per process |\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (ScaleGrid.Cell c : grid) {
+            String shape = c.shape.label() + (c.run > 0 ? " (repeat " + c.run + ")" : "");
+            if (c.skipped != null) {
+                md.append("| ").append(shape).append(" | ").append(c.result.contender).append(" | not run: ")
+                        .append(c.skipped).append(" | | | | | | | | | | | | |\n");
+                continue;
+            }
+            CellResult r = c.result;
+            ScaleGrid.Cell redisson = gridCell(c.shape.processes(), c.shape.names(), "redisson", c.run);
+            long[] perProcess = c.perProcess();
+            long min = java.util.Arrays.stream(perProcess).min().orElse(0);
+            long max = java.util.Arrays.stream(perProcess).max().orElse(0);
+            md.append("| ").append(shape).append(" | ").append(r.contender)
+                    .append(String.format(Locale.ROOT, " | %,.0f | %s | %s / %s / %s | %d | %d | %,d..%,d | %.1f / %.1f s | %.2f (%.2f)",
+                            r.opsPerSecond(),
+                            redisson == null || redisson.skipped != null || c == redisson ? "-"
+                                    : String.format(Locale.ROOT, "%.2f", r.opsPerSecond() / redisson.result.opsPerSecond()),
+                            ms(r.micros(r.wait, 50)), ms(r.micros(r.wait, 99)),
+                            ms(r.wait.getTotalCount() == 0 ? Double.NaN : r.wait.getMaxValue() / 1e3),
+                            r.errors, r.overlaps, min, max, r.redisCpuSeconds, r.cpuNanos / 1e9, r.commandsPerOp(),
+                            r.roundTripsPerOp()))
+                    .append(" | ").append(c.during == null ? "-" : String.format(Locale.ROOT, "%,d, %,d; %,d (%d)",
+                            c.during.channels(), c.during.patterns(), c.during.subscriptions(), c.during.subscribedClients()))
+                    .append(" | ").append(mb(c.before)).append(" / ").append(mb(c.during)).append(" / ").append(mb(c.after))
+                    .append(" | ").append(c.during == null ? "-" : String.format(Locale.ROOT, "%,d", c.during.keys()))
+                    .append(" / ").append(c.after == null ? "-" : String.format(Locale.ROOT, "%,d", c.after.keys()))
+                    .append(" | ").append(c.maxOverProcesses("jvm.threads"))
+                    .append(" | ").append(c.maxOverProcesses("jvm.heapPeakMb")).append(" / ")
+                    .append(c.maxOverProcesses("jvm.liveHeapMb")).append(" MB |\n");
+        }
+        md.append("\nRedis commands per hand-off, by command (`INFO commandstats` over the window, scripts' own calls"
+                + " included):\n\n");
+        for (ScaleGrid.Cell c : grid) {
+            if (c.skipped == null && c.result.ops > 0) {
+                md.append("- ").append(c.shape.label()).append(c.run > 0 ? " (repeat " + c.run + ")" : "").append(", ")
+                        .append(c.result.contender).append(": ").append(byCommand(c.result)).append('\n');
+            }
+        }
+        for (ScaleGrid.Cell c : grid) {
+            if (c.result.firstError != null) {
+                md.append("\nFirst error, ").append(c.shape.label()).append(c.run > 0 ? " (repeat " + c.run + ")" : "")
+                        .append(", ").append(c.result.contender).append(": `")
+                        .append(c.result.firstError).append("`\n");
+            }
+        }
+        md.append('\n');
+    }
+
+    /** The targets of issue 28, judged on the grid's first runs (and its repeats, each on its own). */
+    private void gridTargets(StringBuilder md) {
+        if (grid == null) {
+            return;
+        }
+        int runs = grid.stream().mapToInt(c -> c.run).max().orElse(0) + 1;
+        for (int run = 0; run < runs; run++) {
+            String tag = run == 0 ? "" : " (repeat " + run + ")";
+            ScaleGrid.Cell ours = gridCell(4, 10_000, "ours", run);
+            ScaleGrid.Cell ours10 = gridCell(4, 10, "ours", 0);
+            ScaleGrid.Cell redisson = gridCell(4, 10_000, "redisson", run);
+            if (ours == null || ours.skipped != null) {
+                continue;
+            }
+            CellResult o = ours.result;
+            md.append("| PXN 4 x 10,000").append(tag).append(": every acquisition succeeds, no overlap | ")
+                    .append(String.format(Locale.ROOT, "%d errors, %d overlaps in %,d hand-offs", o.errors, o.overlaps, o.ops))
+                    .append(" | ").append(mark(o.errors == 0 && o.overlaps == 0 && o.ops > 0)).append(" |\n");
+            if (ours10 != null && ours10.skipped == null) {
+                double p99 = o.micros(o.wait, 99);
+                double p99at10 = ours10.result.micros(ours10.result.wait, 99);
+                md.append("| PXN 4 x 10,000").append(tag).append(": wait p99 within 2x that of reactive-lock's 4 x 10 cell | ")
+                        .append(String.format(Locale.ROOT, "%s ms vs %s ms: %.1fx", ms(p99), ms(p99at10), p99 / p99at10))
+                        .append(" | ").append(mark(p99 <= 2 * p99at10)).append(" |\n");
+            }
+            if (redisson != null && redisson.skipped == null) {
+                double x = o.opsPerSecond() / redisson.result.opsPerSecond();
+                md.append("| PXN 4 x 10,000").append(tag).append(": hand-offs/s at least 1.5x Redisson's | ")
+                        .append(String.format(Locale.ROOT, "%,.0f/s vs %,.0f/s (Redisson: %d errors): %.2fx", o.opsPerSecond(),
+                                redisson.result.opsPerSecond(), redisson.result.errors, x))
+                        .append(" | ").append(mark(x >= 1.5)).append(" |\n");
+            }
+        }
+        for (ScaleGrid.Cell ours : grid) {
+            if (ours.run > 0 || ours.shape.names() != 10 || ours.shape.processes() < 2 || !ours.contenderId.equals("ours")
+                    || ours.skipped != null) {
+                continue;
+            }
+            ScaleGrid.Cell redisson = gridCell(ours.shape.processes(), 10, "redisson", 0);
+            CellResult o = ours.result;
+            String in = "PXN " + ours.shape.label() + " (every hand-off between processes): ";
+            if (redisson != null && redisson.skipped == null) {
+                CellResult r = redisson.result;
+                double x = o.opsPerSecond() / r.opsPerSecond();
+                md.append("| ").append(in).append("hand-offs/s at least 1.5x Redisson's | ")
+                        .append(String.format(Locale.ROOT, "%,.0f/s vs %,.0f/s: %.2fx", o.opsPerSecond(), r.opsPerSecond(), x))
+                        .append(" | ").append(mark(x >= 1.5)).append(" |\n");
+                md.append("| ").append(in).append("wait p99 and max below Redisson's | ")
+                        .append(String.format(Locale.ROOT, "p99 %s vs %s ms, max %s vs %s ms", ms(o.micros(o.wait, 99)),
+                                ms(r.micros(r.wait, 99)), ms(o.wait.getMaxValue() / 1e3), ms(r.wait.getMaxValue() / 1e3)))
+                        .append(" | ").append(mark(o.micros(o.wait, 99) < r.micros(r.wait, 99)
+                                && o.wait.getMaxValue() < r.wait.getMaxValue())).append(" |\n");
+            }
+            md.append("| ").append(in).append("acquisitions per worker within 2x of each other | ")
+                    .append(String.format(Locale.ROOT, "%,d..%,d", o.minPerWorker(), o.maxPerWorker()))
+                    .append(" | ").append(mark(o.minPerWorker() > 0 && o.maxPerWorker() <= 2 * o.minPerWorker())).append(" |\n");
+        }
+    }
+
+    private ScaleGrid.Cell gridCell(int processes, int names, String id, int run) {
+        if (grid == null) {
+            return null;
+        }
+        return grid.stream().filter(c -> c.shape.processes() == processes && c.shape.names() == names
+                && c.contenderId.equals(id) && c.run == run).findFirst().orElse(null);
+    }
+
+    private static String ms(double micros) {
+        return Double.isNaN(micros) ? "-" : String.format(Locale.ROOT, micros < 10_000 ? "%.2f" : "%,.0f", micros / 1e3);
+    }
+
+    private static String mb(RedisStats.Snapshot s) {
+        return s == null ? "-" : String.format(Locale.ROOT, "%.1f MB", s.usedMemory() / 1048576.0);
+    }
+
+    /** Commands per operation, by command, most first. */
+    private static String byCommand(CellResult c) {
+        List<String> parts = new ArrayList<>();
+        c.commands.entrySet().stream()
+                .sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
+                .forEach(e -> parts.add(e.getKey() + " " + String.format(Locale.ROOT, "%.2f", (double) e.getValue() / c.ops)));
+        return String.join(", ", parts);
     }
 
     /** The targets of the issue "Speed at the raw floor", each with the figures it compares and whether it is met. */
@@ -345,6 +506,7 @@ final class Report {
             }
         }
         scaleTarget(md);
+        gridTargets(md);
         md.append('\n');
     }
 

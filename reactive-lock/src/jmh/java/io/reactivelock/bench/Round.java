@@ -31,6 +31,8 @@ final class Round {
     private final int instances;
     private final int firstWorker;
     private final boolean contended;
+    /** How long a contended body holds the lock; 0: it only hops threads. */
+    private final long holdMillis;
     /** What each worker draws its acquisitions from. */
     private final List<List<Workload.Acquisition>> choices = new ArrayList<>();
     private final ExecutorService hopExecutor;
@@ -77,19 +79,38 @@ final class Round {
      */
     Round(Contender contender, int workers, int instances, int firstWorker, boolean contended, Workload workload,
             String key, ExecutorService hopExecutor, Intervals intervals) {
+        this(contender, instances, firstWorker, contended, choices(workers, contended, workload, key), 0, hopExecutor,
+                intervals);
+    }
+
+    /**
+     * One worker per element of {@code choices} (what that worker draws from), numbered from
+     * {@code firstWorker} in the cell, through {@code instances} instances of {@code contender}. A
+     * contended worker's body holds the lock for {@code holdMillis} on a timer (a blocking
+     * contender's thread sleeps), or, with 0, only hops to another thread.
+     */
+    Round(Contender contender, int instances, int firstWorker, boolean contended,
+            List<List<Workload.Acquisition>> choices, long holdMillis, ExecutorService hopExecutor, Intervals intervals) {
         this.contender = contender;
-        this.workers = workers;
+        this.workers = choices.size();
         this.instances = instances;
         this.firstWorker = firstWorker;
         this.contended = contended;
+        this.holdMillis = holdMillis;
         this.hopExecutor = hopExecutor;
         this.hop = Schedulers.fromExecutorService(hopExecutor, "hop");
         this.intervals = intervals;
         this.perWorker = new AtomicLongArray(workers);
         this.stopped = new CountDownLatch(workers);
+        this.choices.addAll(choices);
+    }
+
+    private static List<List<Workload.Acquisition>> choices(int workers, boolean contended, Workload workload, String key) {
+        List<List<Workload.Acquisition>> choices = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
             choices.add(workload.choices(contended ? key : key + ":" + w, contended));
         }
+        return choices;
     }
 
     /** Creates the instances and starts the workers. */
@@ -225,7 +246,8 @@ final class Round {
         return Mono.defer(() -> {
             long entered = enter(worker, started, what);
             // Leave the critical section on another thread: an overlap would interleave for real.
-            return Mono.just(worker).publishOn(hop).doOnNext(w -> leave(worker, entered, what)).then();
+            Mono<?> later = holdMillis > 0 ? Mono.delay(java.time.Duration.ofMillis(holdMillis)) : Mono.just(worker).publishOn(hop);
+            return later.doOnNext(w -> leave(worker, entered, what)).then();
         });
     }
 
@@ -254,6 +276,9 @@ final class Round {
             return;
         }
         long entered = enter(worker, started, what);
+        if (holdMillis > 0) {
+            Threads.sleep(holdMillis);
+        }
         try {
             hopExecutor.submit(() -> leave(worker, entered, what)).get();
         } catch (Exception e) {

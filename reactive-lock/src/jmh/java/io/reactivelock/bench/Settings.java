@@ -24,6 +24,16 @@ final class Settings {
     final long forkJitWarmupMillis;
     final Path out;
     final Path baseline;
+    /** {@code PXN} in bench.scenarios: the {@link ScaleGrid}. Its bench.pxn.* knobs are not in the pom: pass them in bench.jvmArgs. */
+    final boolean pxn;
+    final List<Integer> pxnProcesses;
+    final List<Integer> pxnNames;
+    final int pxnWaitersPerName;
+    final long pxnHoldMillis;
+    /** A blocking contender's grid cell is skipped where one process would need more threads than this. */
+    final int pxnMaxThreads;
+    /** Shapes run once more after the grid, as {@code PxN}: {@code 4x10000}. */
+    final List<String> pxnRepeat;
 
     Settings() {
         jitWarmupMillis = millis("bench.jitWarmup", "3");
@@ -31,8 +41,13 @@ final class Settings {
         measureMillis = millis("bench.measure", "4");
         rounds = Integer.parseInt(prop("bench.rounds", "2"));
         scenarios = new ArrayList<>();
+        boolean grid = false;
         for (String s : list("bench.scenarios", "U1,U64,C16")) {
             if (s.equals("none")) {
+                continue;
+            }
+            if (s.equalsIgnoreCase("pxn")) {
+                grid = true;
                 continue;
             }
             if (s.equals("primitives")) {
@@ -58,6 +73,13 @@ final class Settings {
         out = Path.of(prop("bench.out", "target/bench"));
         String before = prop("bench.baseline", "");
         baseline = before.isEmpty() ? null : Path.of(before);
+        pxn = grid;
+        pxnProcesses = list("bench.pxn.procs", "1,2,4").stream().map(Integer::valueOf).toList();
+        pxnNames = list("bench.pxn.names", "10,1000,10000").stream().map(Integer::valueOf).toList();
+        pxnWaitersPerName = Integer.parseInt(prop("bench.pxn.waiters", "2"));
+        pxnHoldMillis = Long.parseLong(prop("bench.pxn.hold", "2"));
+        pxnMaxThreads = Integer.parseInt(prop("bench.pxn.maxThreads", "2000"));
+        pxnRepeat = list("bench.pxn.repeat", "").stream().filter(r -> !r.equals("none")).toList();
     }
 
     private static String prop(String name, String fallback) {
