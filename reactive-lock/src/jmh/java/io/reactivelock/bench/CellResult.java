@@ -20,6 +20,8 @@ final class CellResult {
     final Histogram wait = new Histogram(3);
     final long[] perWorker;
     final Map<String, Long> commands = new TreeMap<>();
+    /** Redis's execution time per command, µs (INFO commandstats usec). */
+    final Map<String, Long> commandMicros = new TreeMap<>();
     long ops;
     long nanos;
     long lastRoundNanos;

@@ -88,6 +88,7 @@ final class CellRunner {
         long nanos = System.nanoTime() - start;
         double redisCpuAfter = redis.cpuSeconds();
         Map<String, Long> commands = redis.commandCalls();
+        Map<String, Long> micros = redis.commandMicros();
         into.rounds++;
         into.nanos += nanos;
         into.lastRoundNanos = nanos;
@@ -95,6 +96,7 @@ final class CellRunner {
         into.monitorClient += monitor[0];
         into.monitorLua += monitor[1];
         commands.forEach((name, calls) -> into.commands.merge(name, calls, Long::sum));
+        micros.forEach((name, usec) -> into.commandMicros.merge(name, usec, Long::sum));
     }
 
     /**

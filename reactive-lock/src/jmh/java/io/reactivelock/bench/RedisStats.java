@@ -37,7 +37,20 @@ final class RedisStats {
         return parseCommandStats(redis.call("INFO", "commandstats"));
     }
 
+    /**
+     * Microseconds Redis spent executing each command since the last {@link #reset()} ({@code usec}
+     * of {@code INFO commandstats}: the server's execution time, without reading, parsing and
+     * writing); a script's time includes the commands it runs, which are also counted on their own.
+     */
+    Map<String, Long> commandMicros() {
+        return parseCommandStats(redis.call("INFO", "commandstats"), "usec=");
+    }
+
     static Map<String, Long> parseCommandStats(String info) {
+        return parseCommandStats(info, "calls=");
+    }
+
+    private static Map<String, Long> parseCommandStats(String info, String field) {
         Map<String, Long> calls = new TreeMap<>();
         for (String line : info.split("\r?\n")) {
             if (!line.startsWith("cmdstat_")) {
@@ -47,7 +60,7 @@ final class RedisStats {
             if (name.equals("info") || name.startsWith("config")) { // Redis 7 names it config|resetstat
                 continue;
             }
-            int at = line.indexOf("calls=") + "calls=".length();
+            int at = line.indexOf(field) + field.length();
             int end = line.indexOf(',', at);
             calls.put(name, Long.parseLong(line.substring(at, end < 0 ? line.length() : end)));
         }

@@ -236,7 +236,9 @@ final class Report {
         md.append("From `INFO commandstats` (reset before each measurement), divided by the operations measured."
                 + " Commands a Lua script runs with `redis.call` are counted too; the round trips in the tables"
                 + " remove them using the share of script-internal commands seen in a ~300 ms MONITOR sample"
-                + " taken during each warm-up.\n\n");
+                + " taken during each warm-up. In brackets, Redis's execution time per call (`usec` of the same"
+                + " stats: the command itself, without reading, parsing and replying; a script's includes the"
+                + " commands it runs, which also stand on their own).\n\n");
         for (Scenario scenario : settings.scenarios) {
             for (String id : settings.contenders) {
                 CellResult c = cell(scenario, id);
@@ -442,7 +444,8 @@ final class Report {
         List<String> parts = new ArrayList<>();
         c.commands.entrySet().stream()
                 .sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
-                .forEach(e -> parts.add(e.getKey() + " " + String.format(Locale.ROOT, "%.2f", (double) e.getValue() / c.ops)));
+                .forEach(e -> parts.add(e.getKey() + " " + String.format(Locale.ROOT, "%.2f (%.2f µs)",
+                        (double) e.getValue() / c.ops, (double) c.commandMicros.getOrDefault(e.getKey(), 0L) / e.getValue())));
         return String.join(", ", parts);
     }
 
