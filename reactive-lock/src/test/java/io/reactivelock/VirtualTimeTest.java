@@ -77,7 +77,7 @@ class VirtualTimeTest {
 
     @Test
     void theLeaseIsRenewedEveryThirdOfTheTtl() {
-        StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), Mono.never()))
+        StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), lease -> Mono.never()))
                 .expectSubscription()
                 .then(() -> awaitScriptCalls(1))
                 .thenAwait(Duration.ofSeconds(10))
@@ -96,7 +96,7 @@ class VirtualTimeTest {
         ReactiveRedisLock capped = ReactiveRedisLock.create(redis.uri(), lock.options().toBuilder()
                 .maxLeaseTime(Duration.ofSeconds(55)).build());
         try {
-            StepVerifier.withVirtualTime(() -> capped.withLock("a", Duration.ofSeconds(30), Mono.never()))
+            StepVerifier.withVirtualTime(() -> capped.withLock("a", Duration.ofSeconds(30), lease -> Mono.never()))
                     .expectSubscription()
                     .then(() -> awaitScriptCalls(1))
                     .thenAwait(Duration.ofSeconds(10))
@@ -122,7 +122,9 @@ class VirtualTimeTest {
 
     /**
      * Waits until Redis has run {@code n} of our scripts (acquire, renew, release), and checks that it
-     * ran no more: nothing else may have been due at this point of virtual time.
+     * ran no more: nothing else may have been due at this point of virtual time. A body that sees the
+     * lease is acquired by a script (with a fencing token); one that does not first tries a plain
+     * {@code SET NX PX}, and runs the script only when that finds the lock busy.
      */
     private void awaitScriptCalls(int n) {
         await().until(() -> CommandStats.calls(redis, "evalsha") >= n);

@@ -19,6 +19,12 @@ final class FairRedisStore extends RedisStore {
         super(redis);
     }
 
+    /** Always the script: a newcomer's {@code SET NX PX} would go ahead of the line. */
+    @Override
+    public CompletionStage<Reply> acquire(Call call, int attempt) {
+        return acquireByScript(call, attempt);
+    }
+
     @Override
     String[] acquireKeys(Call call) {
         return new String[] {call.lockKey, LockKeys.fenceKey(call.lockKey), LockKeys.queueKey(call.lockKey),
@@ -59,7 +65,7 @@ final class FairRedisStore extends RedisStore {
     @Override
     CompletionStage<Long> handOffCommand(Call call, Call next) {
         String[] args = {call.token(), call.channel, call.fenceRetention(), redis.waiterLease(), next.token(), next.ttlMillis()};
-        return redis.scripts().run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
+        return redis.commands().run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
     }
 
     /** {@code RELEASE_FAIR} returns the fencing token (far above 2) when it handed the lock to the named waiter. */

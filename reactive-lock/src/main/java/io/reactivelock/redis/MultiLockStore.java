@@ -195,7 +195,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
         return CompletableFuture.allOf(call.groups.stream()
-                .map(group -> redis.scripts().run(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)).toCompletableFuture())
+                .map(group -> redis.commands().run(MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group)).toCompletableFuture())
                 .toArray(CompletableFuture[]::new));
     }
 

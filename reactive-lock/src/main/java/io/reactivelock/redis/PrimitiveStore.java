@@ -182,7 +182,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     }
 
     private CompletionStage<Long> run(Command c) {
-        return redis.scripts().run(c.script(), c.keys(), c.args());
+        return redis.commands().run(c.script(), c.keys(), c.args());
     }
 
     private Mono<Long> command(Call call, Command c) {

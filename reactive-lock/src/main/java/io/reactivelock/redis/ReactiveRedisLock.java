@@ -43,8 +43,9 @@ import reactor.core.publisher.Mono;
  * ReactiveLock queue = redis.fair();                     // waiters served in arrival order
  * }</pre>
  *
- * <p>Protocol: acquire is one Lua script ({@code SET key token NX PX ttl} and a fencing token);
- * release and renewal are Lua compare-and-act scripts on the token; all run by {@code EVALSHA}.
+ * <p>Protocol: acquire is {@code SET key token NX PX ttl}, in one Lua script with a fencing token
+ * when the body sees the lease (on its own, the first try of a {@code withLock(name, ttl, Mono)});
+ * release and renewal are Lua compare-and-act scripts on the token, run by {@code EVALSHA}.
  * The keys of one name share a Cluster hash slot, and the primitives of one name know each other:
  * a lock, a fair lock and a multi-lock on a name exclude each other. Thread-safe. It starts no
  * threads of its own: timers run on {@link LockOptions#scheduler()} and replies arrive on
@@ -75,7 +76,7 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
         this.options = options;
         this.connections = connections;
         this.notices = new ReleaseNotices(connections.pubSub(), options.maxBackoff());
-        StoreContext redis = StoreContext.of(options, connections.scripts(), notices);
+        StoreContext redis = StoreContext.of(options, connections.commands(), notices);
         this.store = new RedisStore(redis);
         this.core = new LockCore<>(options, Primitive.LOCK, store);
         this.fairStore = new FairRedisStore(redis);
@@ -133,6 +134,11 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     public static ReactiveRedisLock create(RedisClusterClient client, LockOptions options) {
         Objects.requireNonNull(options, "options");
         return new ReactiveRedisLock(options, RedisConnections.open(client));
+    }
+
+    @Override
+    public <T> Mono<T> withLock(String name, Duration ttl, Mono<T> body) {
+        return core.withLock(name, ttl, options.acquireTimeout(), body);
     }
 
     @Override

@@ -80,7 +80,7 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
         this.options = options;
         this.redlock = redlock;
         this.core = new LockCore<>(options, Primitive.LOCK, new RedlockStore(
-                connections.stream().map(c -> new ScriptExecutor(c.async())).toList(), options, redlock));
+                connections.stream().map(c -> new LockCommands(c.async())).toList(), options, redlock));
         this.client = client;
         this.connections = List.copyOf(connections);
     }

@@ -26,7 +26,7 @@ import reactor.core.scheduler.Schedulers;
  * release notices), whether they reach a Cluster, and how to close what the client owns.
  * Connecting blocks.
  */
-record RedisConnections(ScriptExecutor scripts, Deployment deployment, boolean cluster,
+record RedisConnections(LockCommands commands, Deployment deployment, boolean cluster,
         StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close) {
 
     /**
@@ -79,14 +79,14 @@ record RedisConnections(ScriptExecutor scripts, Deployment deployment, boolean c
         Objects.requireNonNull(client, "client");
         StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
         StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
-        return new RedisConnections(new ScriptExecutor(commands.async()), new Deployment.Cluster(commands), true, pubSub,
+        return new RedisConnections(new LockCommands(commands.async()), new Deployment.Cluster(commands), true, pubSub,
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
     }
 
     private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {
         StatefulRedisConnection<String, String> commands = client.connect(StringCodec.UTF8);
         StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
-        return new RedisConnections(new ScriptExecutor(commands.async()), new Deployment.Single(commands), false, pubSub,
+        return new RedisConnections(new LockCommands(commands.async()), new Deployment.Single(commands), false, pubSub,
                 // The connections finish closing on the client's event loop; shutting the client down
                 // from there would block that loop, so the shutdown hops off it first.
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())

@@ -1,5 +1,7 @@
 package io.reactivelock.redis;
 
+import io.reactivelock.LockLease;
+import io.reactivelock.LockLostException;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
@@ -12,13 +14,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import io.reactivelock.LockLostException;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
  * one script, release a compare-and-delete that announces the release, renewal a
  * compare-and-expire. A holder with waiters in this process hands the lock straight to the one
  * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
+ *
+ * <p>A body that does not see the lease needs no fencing token: the first attempt of such an
+ * acquisition, when no waiter of this process is ahead of it, is the plain {@code SET NX PX},
+ * which costs Redis a fraction of any script; only if it finds the lock busy does the script
+ * follow, in the same attempt, to register the waiter for a wake-up.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
  * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
@@ -105,8 +111,20 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
+        if (attempt > 1 || call.request.fencing() || call.waiter != null) {
+            return acquireByScript(call, attempt);
+        }
+        Duration ttl = call.request.ttl();
+        return redis.commands().setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
+                .thenCompose(set -> set
+                        ? CompletableFuture.completedStage(Reply.granted(LockLease.NO_FENCING_TOKEN, ttl.toNanos()))
+                        : acquireByScript(call, attempt));
+    }
+
+    /** Attempt number {@code attempt} by the acquire script: a fencing token if granted, else registered to be woken. */
+    CompletionStage<Reply> acquireByScript(Call call, int attempt) {
         long validFor = call.request.ttl().toNanos();
-        return redis.scripts().run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
+        return redis.commands().run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 
@@ -149,7 +167,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
                             recipient.handOver(result, sentAt);
                         }
                     });
-            return ScriptExecutor.within(() -> handOff, redis.options().commandTimeout(), call.request.timers())
+            return LockCommands.within(() -> handOff, redis.options().commandTimeout(), call.request.timers())
                     .map(result -> {
                         if (!handedOver(result)) {
                             next.unreserve();
@@ -173,7 +191,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        return redis.scripts().run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
+        return redis.commands().run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
                 next.ttlMillis());
     }
 
@@ -228,7 +246,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /** After it, the lock may be free (a lost lease, a late grant given back): the first local waiter tries at once. */
     @Override
     public CompletionStage<?> releaseAbandoned(Call call) {
-        return redis.scripts().run(releaseScript(), releaseKeys(call), releaseArgs(call))
+        return redis.commands().run(releaseScript(), releaseKeys(call), releaseArgs(call))
                 .whenComplete((result, error) -> redis.notices().wakeFirst(call.channel));
     }
 

@@ -29,14 +29,14 @@ import reactor.core.publisher.Mono;
  */
 final class RedlockStore implements LockStore<RedlockStore.Call> {
 
-    private final List<ScriptExecutor> nodes;
+    private final List<LockCommands> nodes;
     private final int quorum;
     private final RedlockOptions redlock;
     private final LockOptions options;
     private final LockKeys keys;
     private final Backoff backoff;
 
-    RedlockStore(List<ScriptExecutor> nodes, LockOptions options, RedlockOptions redlock) {
+    RedlockStore(List<LockCommands> nodes, LockOptions options, RedlockOptions redlock) {
         this.nodes = List.copyOf(nodes);
         this.quorum = nodes.size() / 2 + 1;
         this.options = options;
@@ -77,7 +77,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
         List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
-        for (ScriptExecutor node : nodes) {
+        for (LockCommands node : nodes) {
             // A grant on one node for an acquisition that has ended is released on that node, also
             // when it overtook the acquisition's release there (a NOSCRIPT fallback).
             replies.add(send(node, LockScripts.ACQUIRE, call.acquireKeys(), call.acquireArgs()).whenComplete((fence, e) -> {
@@ -105,7 +105,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
         List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
-        for (ScriptExecutor node : nodes) {
+        for (LockCommands node : nodes) {
             replies.add(send(node, LockScripts.RENEW, call.lockKeys(), call.request().token(), call.ttlMillis()));
         }
         return collect(replies, Round::hasMajority).flatMap(round -> {
@@ -134,7 +134,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     private Mono<Void> releaseOnAll(Call call) {
         return Mono.defer(() -> {
             List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
-            for (ScriptExecutor node : nodes) {
+            for (LockCommands node : nodes) {
                 replies.add(send(node, LockScripts.RELEASE, call.lockKeys(), call.releaseArgs()));
             }
             return collect(replies, Round::majorityAnswered);
@@ -153,7 +153,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
         return attempts == 0 ? Duration.ZERO : backoff.step(attempts - 1L);
     }
 
-    private static CompletableFuture<Long> send(ScriptExecutor node, LuaScript script, String[] keys, String... args) {
+    private static CompletableFuture<Long> send(LockCommands node, LuaScript script, String[] keys, String... args) {
         try {
             return node.run(script, keys, args).toCompletableFuture();
         } catch (RuntimeException e) {

@@ -165,11 +165,25 @@ public final class LockCore<C> {
     }
 
     /**
+     * {@code withLock} of a body that does not see the lease: the store is told that no fencing
+     * token is needed ({@link Request#fencing()}), which may spare it the work of issuing one.
+     */
+    public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout, Mono<T> body) {
+        Objects.requireNonNull(body, "body");
+        return withLock(name, ttl, acquireTimeout, false, store::open, lease -> body);
+    }
+
+    /**
      * {@code withLock} whose acquisition state is made by {@code open} instead of
      * {@link LockStore#open}: for a store whose calls carry more than a name and a TTL (the
      * permits of a semaphore, the mode of a read-write lock).
      */
     public <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout,
+            Function<? super Request, ? extends C> open, Function<? super LockLease, ? extends Mono<T>> body) {
+        return withLock(name, ttl, acquireTimeout, true, open, body);
+    }
+
+    private <T> Mono<T> withLock(String name, Duration ttl, Duration acquireTimeout, boolean fencing,
             Function<? super Request, ? extends C> open, Function<? super LockLease, ? extends Mono<T>> body) {
         check(name, ttl, acquireTimeout, body);
         return Mono.defer(() -> {
@@ -178,7 +192,7 @@ public final class LockCore<C> {
                 listener.acquireFailed(name, refused, Duration.ZERO);
                 return Mono.error(refused);
             }
-            Acquisition a = new Acquisition(name, ttl, acquireTimeout, open);
+            Acquisition a = new Acquisition(name, ttl, acquireTimeout, fencing, open);
             return Mono.usingWhen(a.acquire(), lease -> a.run(lease, body),
                             a::complete, (lease, error) -> a.release(error), lease -> a.release(null))
                     .onErrorMap(LockCore::isWrappedLoss, Throwable::getCause)
@@ -200,7 +214,7 @@ public final class LockCore<C> {
                 listener.acquireFailed(name, refused, Duration.ZERO);
                 return Flux.error(refused);
             }
-            Acquisition a = new Acquisition(name, ttl, acquireTimeout, store::open);
+            Acquisition a = new Acquisition(name, ttl, acquireTimeout, true, store::open);
             return Flux.usingWhen(a.acquire(), lease -> a.runMany(lease, body),
                             a::complete, (lease, error) -> a.release(error), lease -> a.release(null))
                     .onErrorMap(LockCore::isWrappedLoss, Throwable::getCause)
@@ -260,6 +274,11 @@ public final class LockCore<C> {
         }
 
         @Override
+        public <T> Mono<T> withLock(String name, Duration ttl, Mono<T> body) {
+            return LockCore.this.withLock(name, ttl, acquireTimeout, body);
+        }
+
+        @Override
         public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
             return LockCore.this.withLockMany(name, ttl, acquireTimeout, body);
         }
@@ -306,11 +325,12 @@ public final class LockCore<C> {
         private volatile long heldSinceNanos;
         private volatile long releaseByNanos;
 
-        Acquisition(String name, Duration ttl, Duration acquireTimeout, Function<? super Request, ? extends C> open) {
+        Acquisition(String name, Duration ttl, Duration acquireTimeout, boolean fencing,
+                Function<? super Request, ? extends C> open) {
             this.name = name;
             this.ttlNanos = ttl.toNanos();
             this.acquireTimeout = acquireTimeout;
-            this.call = open.apply(new Request(name, token, ttl, timers, this));
+            this.call = open.apply(new Request(name, token, ttl, fencing, timers, this));
         }
 
         private Duration ttl() {

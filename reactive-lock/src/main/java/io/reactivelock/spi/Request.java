@@ -13,7 +13,9 @@ import reactor.core.scheduler.Scheduler;
  * @param name the lock name
  * @param token this acquisition's token, the same for every attempt
  * @param ttl the lease TTL asked for
+ * @param fencing whether the lease must carry a fencing token: false for a body that cannot see
+ *     the lease ({@code withLock(name, ttl, Mono)}), so that a store may skip issuing one
  * @param timers the scheduler of the lock's timers
  * @param waiter the store's handle on the acquisition while it waits
  */
-public record Request(String name, String token, Duration ttl, Scheduler timers, Waiter waiter) {}
+public record Request(String name, String token, Duration ttl, boolean fencing, Scheduler timers, Waiter waiter) {}

@@ -132,7 +132,7 @@ class ClusterOneClientTest {
     void theInspectorReadsThroughTheClientsConnectionsOnEveryMaster() {
         ReactiveRedisLock client = client(LockOptions.defaults());
         for (String name : onEachMaster) {
-            assertThat(client.withLock(name, TTL, Mono.just(name)).block(WAIT)).isEqualTo(name);
+            assertThat(client.withLock(name, TTL, lease -> Mono.just(name)).block(WAIT)).isEqualTo(name);
         }
         Set<String> afterTheLock = ids(namedConnectionsOnEveryMaster());
         for (String name : onEachMaster) {

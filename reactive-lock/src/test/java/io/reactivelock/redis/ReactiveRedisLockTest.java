@@ -162,24 +162,49 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void anUncontendedPairMakesSixRedisCallsInItsTwoScripts() {
+    void anUncontendedPairOfABodyThatSeesTheLeaseMakesSixRedisCallsInItsTwoScripts() {
+        StepVerifier.create(lock.withLock("a", TTL, lease -> Mono.just(1))).expectNext(1).verifyComplete(); // scripts loaded
+        redis.call("CONFIG", "RESETSTAT");
+        StepVerifier.create(lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken()))).expectNextCount(1).verifyComplete();
+
+        // Acquire: SET NX, then TIME and SET ... GET for the fencing token. Release: MGET of the lock and its fencing
+        // record (no sleepers mark: no waiter to wake), DEL.
+        assertThat(callsSinceReset()).isEqualTo(Map.of("evalsha", 2L, "set", 2L, "time", 1L, "mget", 1L, "del", 1L));
+    }
+
+    @Test
+    void anUncontendedPairOfABodyThatDoesNotSeeTheLeaseIsAPlainSetAndTheReleaseScript() {
         StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete(); // scripts loaded
         redis.call("CONFIG", "RESETSTAT");
         StepVerifier.create(lock.withLock("a", TTL, Mono.just(2))).expectNext(2).verifyComplete();
 
+        // Acquire: SET NX PX, no script (nothing can read a fencing token). Release: as above.
+        assertThat(callsSinceReset()).isEqualTo(Map.of("set", 1L, "evalsha", 1L, "mget", 1L, "del", 1L));
+        assertThat(redis.call("EXISTS", "lock:{a}", "lock:{a}:fence")).as("no fencing record: no token was issued")
+                .isEqualTo("0");
+    }
+
+    @Test
+    void fencingTokensRiseAcrossHoldersWhoseBodiesDoNotSeeTheLease() {
+        long first = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
+        assertThat(lock.withLock("a", TTL, Mono.just("between")).block(WAIT)).isEqualTo("between");
+        long second = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
+
+        assertThat(second).isGreaterThan(first);
+    }
+
+    private Map<String, Long> callsSinceReset() {
         Map<String, Long> calls = CommandStats.all(redis);
         // CONFIG RESETSTAT itself: counted as "config" by Redis 6.2 and 7.0, "config|resetstat" by 7.4 and Valkey.
         calls.keySet().removeIf(command -> command.equals("config") || command.startsWith("config|"));
-        // Acquire: SET NX, then TIME and SET ... GET for the fencing token. Release: MGET of the lock and its fencing
-        // record (no sleepers mark: no waiter to wake), DEL.
-        assertThat(calls).isEqualTo(Map.of("evalsha", 2L, "set", 2L, "time", 1L, "mget", 1L, "del", 1L));
+        return calls;
     }
 
     @Test
     void scriptsAreReloadedAfterScriptFlush() {
-        StepVerifier.create(lock.withLock("a", TTL, Mono.just(1))).expectNext(1).verifyComplete();
+        StepVerifier.create(lock.withLock("a", TTL, lease -> Mono.just(1))).expectNext(1).verifyComplete();
         redis.call("SCRIPT", "FLUSH");
-        StepVerifier.create(lock.withLock("a", TTL, Mono.just(2))).expectNext(2).verifyComplete();
+        StepVerifier.create(lock.withLock("a", TTL, lease -> Mono.just(2))).expectNext(2).verifyComplete();
         assertThat(held("a")).isFalse();
         assertThat(redis.call("SCRIPT", "EXISTS", LockScripts.ACQUIRE.sha())).contains("1");
     }

@@ -46,7 +46,7 @@ final class LockedCalls {
             // singleOrEmpty waits for completion, so the value comes after the release when there is no delay left.
             return heldAtLeast(lock, name, ttl, atLeast, skipWhenBusy, method).singleOrEmpty();
         }
-        Mono<T> locked = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> entered(context, method)));
+        Mono<T> locked = lock.withLock(name, ttl, Mono.deferContextual(context -> entered(context, method)));
         return skipWhenBusy ? skippingBusy(locked.flux()).singleOrEmpty() : locked;
     }
 

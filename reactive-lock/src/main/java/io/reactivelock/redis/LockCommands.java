@@ -3,7 +3,8 @@ package io.reactivelock.redis;
 import io.reactivelock.spi.LockCore;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -16,18 +17,19 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * Runs {@link LuaScript}s by {@code EVALSHA}; a {@code NOSCRIPT} reply (script cache flushed,
- * server restarted, new Cluster node) falls back to {@code EVAL}, which also caches the script.
+ * The commands the locks send on one connection: {@link LuaScript}s by {@code EVALSHA} (a
+ * {@code NOSCRIPT} reply, after a script cache flush, a restart or on a new Cluster node, falls
+ * back to {@code EVAL}, which also caches the script), and the plain {@code SET NX PX}.
  *
  * <p>Returns plain {@link CompletionStage}s rather than {@code Mono}s on purpose: the caller
  * always learns the outcome of a command it sent, even after its own subscriber cancelled, and
  * can release a lock that an abandoned attempt was granted.
  */
-final class ScriptExecutor {
+final class LockCommands {
 
-    private final RedisScriptingAsyncCommands<String, String> commands;
+    private final RedisClusterAsyncCommands<String, String> commands;
 
-    public ScriptExecutor(RedisScriptingAsyncCommands<String, String> commands) {
+    public LockCommands(RedisClusterAsyncCommands<String, String> commands) {
         this.commands = commands;
     }
 
@@ -37,6 +39,11 @@ final class ScriptExecutor {
         return bySha.exceptionallyCompose(error -> LockCore.unwrap(error) instanceof RedisNoScriptException
                 ? commands.eval(script.source(), ScriptOutputType.INTEGER, keys, args)
                 : CompletableFuture.failedStage(LockCore.unwrap(error)));
+    }
+
+    /** {@code SET key value NX PX ttlMillis}: whether the key was set (false: it existed). */
+    public CompletionStage<Boolean> setIfAbsent(String key, String value, long ttlMillis) {
+        return commands.set(key, value, SetArgs.Builder.nx().px(ttlMillis)).thenApply(ok -> ok != null);
     }
 
     /**
