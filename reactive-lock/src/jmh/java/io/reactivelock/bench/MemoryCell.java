@@ -39,7 +39,8 @@ final class MemoryCell {
     static Map<String, double[]> run(RedisServer redis, RedisStats stats, int names) throws Exception {
         Map<String, double[]> perLock = new LinkedHashMap<>();
         perLock.put(Contenders.RAW, raw(redis, stats, names));
-        perLock.put(Contenders.OURS, ours(redis, stats, names));
+        perLock.put(Contenders.OURS + ", `Mono` body (no fencing token)", ours(redis, stats, names, false));
+        perLock.put(Contenders.OURS + ", body sees the lease (fencing token)", ours(redis, stats, names, true));
         perLock.put(Contenders.REDISSON, redisson(redis, stats, names));
         redis.call("FLUSHALL");
         return perLock;
@@ -70,7 +71,8 @@ final class MemoryCell {
         }
     }
 
-    private static double[] ours(RedisServer redis, RedisStats stats, int names) {
+    /** Held by {@code withLock(name, ttl, lease -> ...)} when {@code fencing}, else by {@code withLock(name, ttl, Mono)}. */
+    private static double[] ours(RedisServer redis, RedisStats stats, int names, boolean fencing) {
         try (ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .renewalInterval(Duration.ofSeconds(40)).maxPendingAcquisitions(2 * names).build())) {
             long empty = emptied(redis, stats);
@@ -78,7 +80,7 @@ final class MemoryCell {
             List<Disposable> held = new ArrayList<>();
             AtomicReference<Throwable> failed = new AtomicReference<>();
             for (int i = 0; i < names; i++) {
-                held.add(lock.withLock(name(i), TTL, lease -> end.asMono())
+                held.add((fencing ? lock.withLock(name(i), TTL, lease -> end.asMono()) : lock.withLock(name(i), TTL, end.asMono()))
                         .subscribe(v -> { }, e -> failed.compareAndSet(null, e)));
             }
             until(() -> {
