@@ -55,9 +55,9 @@ public final class ForkedWorkers {
             ScaleGrid.Shape shape = ScaleGrid.Shape.parse(args[2]);
             int first = shape.firstWorker(index);
             warmUp = new Round(contender, 1, first, true, shape.choices(key + ":jit-warm-up-" + index, index),
-                    shape.holdMillis(), hopExecutor, null);
-            round = new Round(contender, 1, first, true, shape.choices(key, index), shape.holdMillis(), hopExecutor,
-                    sections);
+                    shape.holdMillis(), 0, hopExecutor, null); // unpaced: the JIT warm-up wants every path hot
+            round = new Round(contender, 1, first, true, shape.choices(key, index), shape.holdMillis(),
+                    shape.thinkMeanNanos(), hopExecutor, sections);
             result = new CellResult(null, contender.name(), shape.workers());
         } else {
             Scenario scenario = Scenario.valueOf(args[2]);

@@ -33,6 +33,8 @@ final class Round {
     private final boolean contended;
     /** How long a contended body holds the lock; 0: it only hops threads. */
     private final long holdMillis;
+    /** Each worker's mean pause before it asks (exponential); 0: it asks again at once. */
+    private final long thinkMeanNanos;
     /** What each worker draws its acquisitions from. */
     private final List<List<Workload.Acquisition>> choices = new ArrayList<>();
     private final ExecutorService hopExecutor;
@@ -79,7 +81,7 @@ final class Round {
      */
     Round(Contender contender, int workers, int instances, int firstWorker, boolean contended, Workload workload,
             String key, ExecutorService hopExecutor, Intervals intervals) {
-        this(contender, instances, firstWorker, contended, choices(workers, contended, workload, key), 0, hopExecutor,
+        this(contender, instances, firstWorker, contended, choices(workers, contended, workload, key), 0, 0, hopExecutor,
                 intervals);
     }
 
@@ -87,16 +89,21 @@ final class Round {
      * One worker per element of {@code choices} (what that worker draws from), numbered from
      * {@code firstWorker} in the cell, through {@code instances} instances of {@code contender}. A
      * contended worker's body holds the lock for {@code holdMillis} on a timer (a blocking
-     * contender's thread sleeps), or, with 0, only hops to another thread.
+     * contender's thread sleeps), or, with 0, only hops to another thread. With a
+     * {@code thinkMeanNanos} above 0 each worker pauses before every ask, a random time with that
+     * mean (exponential: the asks of many workers arrive as a Poisson stream); the wait is measured
+     * from the ask.
      */
     Round(Contender contender, int instances, int firstWorker, boolean contended,
-            List<List<Workload.Acquisition>> choices, long holdMillis, ExecutorService hopExecutor, Intervals intervals) {
+            List<List<Workload.Acquisition>> choices, long holdMillis, long thinkMeanNanos, ExecutorService hopExecutor,
+            Intervals intervals) {
         this.contender = contender;
         this.workers = choices.size();
         this.instances = instances;
         this.firstWorker = firstWorker;
         this.contended = contended;
         this.holdMillis = holdMillis;
+        this.thinkMeanNanos = thinkMeanNanos;
         this.hopExecutor = hopExecutor;
         this.hop = Schedulers.fromExecutorService(hopExecutor, "hop");
         this.intervals = intervals;
@@ -217,20 +224,26 @@ final class Round {
         return ops.sum();
     }
 
-    /** One reactive worker: pairs back to back until the cell stops. */
+    /** One reactive worker: pairs back to back (or a think time apart) until the cell stops. */
     private Mono<Void> chain(int worker) {
-        return Mono.defer(() -> {
-                    Workload.Acquisition what = next(worker);
-                    long started = System.nanoTime();
-                    return contender.run(worker, what, body(worker, started, what))
-                            .then(Mono.fromRunnable(() -> completed(started)))
-                            .onErrorResume(e -> {
-                                failed(e);
-                                return Mono.delay(java.time.Duration.ofMillis(10)).then();
-                            });
-                })
-                .repeat(running::get)
-                .then();
+        Mono<Void> pair = Mono.defer(() -> {
+            Workload.Acquisition what = next(worker);
+            long started = System.nanoTime();
+            return contender.run(worker, what, body(worker, started, what))
+                    .then(Mono.<Void>fromRunnable(() -> completed(started)))
+                    .onErrorResume(e -> {
+                        failed(e);
+                        return Mono.delay(java.time.Duration.ofMillis(10)).then();
+                    });
+        });
+        Mono<Void> paced = thinkMeanNanos == 0 ? pair
+                : Mono.defer(() -> Mono.delay(java.time.Duration.ofNanos(thinkNanos()))).then(pair);
+        return paced.repeat(running::get).then();
+    }
+
+    /** A pause before the next ask: exponential with mean {@link #thinkMeanNanos}. */
+    private long thinkNanos() {
+        return (long) (-Math.log(1 - ThreadLocalRandom.current().nextDouble()) * thinkMeanNanos);
     }
 
     /** One of the worker's choices, at random. */
@@ -254,6 +267,9 @@ final class Round {
     private void blockingLoop(int worker) {
         try {
             while (running.get()) {
+                if (thinkMeanNanos > 0) {
+                    Threads.sleep(TimeUnit.NANOSECONDS.toMillis(thinkNanos()));
+                }
                 Workload.Acquisition what = next(worker);
                 long started = System.nanoTime();
                 try {

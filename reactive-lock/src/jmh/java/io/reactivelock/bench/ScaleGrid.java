@@ -10,7 +10,7 @@ import java.util.Map;
  * its own instance of the contender: its own client, as services have) × N names, with W waiters
  * per name in all, spread over the processes so that the waiters of one name sit in different
  * processes wherever P allows it. Every waiter loops: ask for its name's lock, hold it for a few
- * milliseconds on a timer, release. Each cell is measured like a C16X cell (the {@link ForkedWorkers}
+ * milliseconds on a timer, release; in a paced grid ({@code bench.pxn.rate}) it pauses between pairs. Each cell is measured like a C16X cell (the {@link ForkedWorkers}
  * protocol, {@link RedisStats} around the window, {@link Intervals} checked for overlaps, per name),
  * and Redis, emptied before each cell, is sampled for memory, keys and subscriptions at the end of
  * the warm-up and after the processes have exited.
@@ -23,13 +23,24 @@ final class ScaleGrid {
 
     private ScaleGrid() {}
 
-    /** One cell's shape: processes, names, waiters per name (in all processes together), hold time. */
-    record Shape(int processes, int names, int waitersPerName, long holdMillis) {
+    /**
+     * One cell's shape: processes, names, waiters per name (in all processes together), hold time,
+     * and the pace: 0 for waiters that ask again as soon as they released (a closed loop: the cell
+     * runs at whatever rate the contender sustains), else the acquisitions per second the whole cell
+     * asks for, each waiter pausing a random time between pairs (exponential, mean
+     * {@link #thinkMeanNanos()}), so that cells of any name count carry the same offered load.
+     */
+    record Shape(int processes, int names, int waitersPerName, long holdMillis, int rate) {
 
         private static final String PREFIX = "PXN:";
 
         int workers() {
             return names * waitersPerName;
+        }
+
+        /** Each waiter's mean pause between pairs: workers / rate; 0 in a closed loop. */
+        long thinkMeanNanos() {
+            return rate == 0 ? 0 : workers() * 1_000_000_000L / rate;
         }
 
         int firstWorker(int process) {
@@ -56,7 +67,7 @@ final class ScaleGrid {
 
         /** The shape as one argument of a forked JVM. */
         String spec() {
-            return PREFIX + processes + ":" + names + ":" + waitersPerName + ":" + holdMillis;
+            return PREFIX + processes + ":" + names + ":" + waitersPerName + ":" + holdMillis + ":" + rate;
         }
 
         static boolean isSpec(String text) {
@@ -66,11 +77,11 @@ final class ScaleGrid {
         static Shape parse(String spec) {
             String[] parts = spec.substring(PREFIX.length()).split(":");
             return new Shape(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]), Integer.parseInt(parts[2]),
-                    Long.parseLong(parts[3]));
+                    Long.parseLong(parts[3]), Integer.parseInt(parts[4]));
         }
 
         String label() {
-            return String.format(Locale.ROOT, "%d x %,d", processes, names);
+            return String.format(Locale.ROOT, "%d x %,d", processes, names) + (rate == 0 ? "" : String.format(Locale.ROOT, " at %,d/s", rate));
         }
     }
 
@@ -124,7 +135,7 @@ final class ScaleGrid {
         List<Shape> shapes = new ArrayList<>();
         for (int names : settings.pxnNames) {
             for (int processes : settings.pxnProcesses) {
-                shapes.add(new Shape(processes, names, settings.pxnWaitersPerName, settings.pxnHoldMillis));
+                shapes.add(new Shape(processes, names, settings.pxnWaitersPerName, settings.pxnHoldMillis, settings.pxnRate));
             }
         }
         for (Shape shape : shapes) {
@@ -135,7 +146,7 @@ final class ScaleGrid {
         for (String repeat : settings.pxnRepeat) {
             String[] pn = repeat.split("x");
             Shape shape = new Shape(Integer.parseInt(pn[0]), Integer.parseInt(pn[1]), settings.pxnWaitersPerName,
-                    settings.pxnHoldMillis);
+                    settings.pxnHoldMillis, settings.pxnRate);
             for (String id : settings.contenders) {
                 int run = (int) cells.stream().filter(c -> c.shape.equals(shape) && c.contenderId.equals(id)).count();
                 cells.add(runCell(settings, runner, stats, shape, id, run));

@@ -32,6 +32,8 @@ final class Settings {
     final long pxnHoldMillis;
     /** A blocking contender's grid cell is skipped where one process would need more threads than this. */
     final int pxnMaxThreads;
+    /** Acquisitions per second each grid cell asks for in all ({@link ScaleGrid.Shape#rate()}); 0: a closed loop. */
+    final int pxnRate;
     /** Shapes run once more after the grid, as {@code PxN}: {@code 4x10000}. */
     final List<String> pxnRepeat;
 
@@ -79,6 +81,7 @@ final class Settings {
         pxnWaitersPerName = Integer.parseInt(prop("bench.pxn.waiters", "2"));
         pxnHoldMillis = Long.parseLong(prop("bench.pxn.hold", "2"));
         pxnMaxThreads = Integer.parseInt(prop("bench.pxn.maxThreads", "2000"));
+        pxnRate = Integer.parseInt(prop("bench.pxn.rate", "0"));
         pxnRepeat = list("bench.pxn.repeat", "").stream().filter(r -> !r.equals("none")).toList();
     }
 

@@ -17,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  *     The whole token is the holder's secret (it releases and renews the lock) and is never shown.
  * @param ttl what is left of the holder's lease ({@code PTTL}), or {@code null} when free or when the
  *     key has no expiry (written by something other than this library)
- * @param fencingToken the last fencing token issued for this lock (the holder's, while held), or
+ * @param fencingToken the last fencing token issued for this lock (the holder's, while one whose body sees
+ *     the lease holds it; a body that does not gets none), or
  *     {@code null} when its record has expired (60 s after the lease it was issued with)
  * @param waiting how many wait for the lock: the length of the fair line, or for a lock in non-fair
  *     mode the waiters of every process registered to be woken by the next release (those between

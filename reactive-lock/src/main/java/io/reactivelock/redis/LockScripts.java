@@ -16,13 +16,25 @@ final class LockScripts {
      * record with the lock in the one {@code MGET} it needs anyway; only a marked record sends it
      * to the sleepers, so an uncontended release costs what the raw compare-and-delete does. The
      * mark is a hint that errs on the safe side: every write of the record keeps it, and only a
-     * release that found the sleepers empty takes it off. If the record expires under it (a holder
-     * that renewed past its retention), the next registration, at the latest one backoff step
-     * later, marks it again; a release in between wakes nobody, as a lost notice would.
+     * release that found the sleepers empty takes it off. {@code markSleepers(record, keep)} sets
+     * it, making a record for the mark alone (token 0) where there is none, and keeps the record at
+     * least {@code keep} ms (a waiter's retention): a holder without a fencing token wrote no
+     * record, so one left by an earlier holder may be about to expire. If the record expires under
+     * the mark all the same (a holder that renewed past it), the next registration, at the latest
+     * one backoff step later, marks it again; a release in between wakes nobody, as a lost notice
+     * would.
      */
     static final String FENCE_RECORD = """
             local function lastFence(record) return record and tonumber(string.match(record, '^%d+')) end
             local function marked(record) return record and string.sub(record, -1) == '+' end
+            local function markSleepers(key, keep)
+              local record = redis.call('GET', key)
+              if not record then
+                redis.call('SET', key, '0+', 'PX', keep)
+              elseif not marked(record) then
+                redis.call('SET', key, record .. '+', 'PX', math.max(keep, redis.call('PTTL', key)))
+              end
+            end
             """;
 
     /**
@@ -81,14 +93,8 @@ final class LockScripts {
               if KEYS[3] then
                 redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
                 redis.call('PEXPIRE', KEYS[3], ARGV[4])
-                -- The sleepers mark, so that the holder's release looks at the sleepers. A record
-                -- that expired while the lock was held is made again for the mark alone (token 0).
-                local record = redis.call('GET', KEYS[2])
-                if not record then
-                  redis.call('SET', KEYS[2], '0+', 'PX', math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
-                elseif not marked(record) then
-                  redis.call('SET', KEYS[2], record .. '+', 'KEEPTTL')
-                end
+                -- The sleepers mark, so that the holder's release looks at the sleepers.
+                markSleepers(KEYS[2], math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
               end
               return 0
             end

@@ -38,12 +38,7 @@ final class MultiLockScripts {
                     redis.call('ZADD', sleepers, 'NX', ARGV[5], ARGV[1])
                     redis.call('PEXPIRE', sleepers, ARGV[4])
                     -- The single lock's sleepers mark, so that its release looks at the sleepers.
-                    local record = redis.call('GET', KEYS[3 * j - 1])
-                    if not record then
-                      redis.call('SET', KEYS[3 * j - 1], '0+', 'PX', math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
-                    elseif not marked(record) then
-                      redis.call('SET', KEYS[3 * j - 1], record .. '+', 'KEEPTTL')
-                    end
+                    markSleepers(KEYS[3 * j - 1], math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
                   else
                     redis.call('ZREM', sleepers, ARGV[1])
                     local other = redis.call('GET', KEYS[3 * j - 2])

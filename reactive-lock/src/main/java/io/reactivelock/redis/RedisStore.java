@@ -22,9 +22,11 @@ import reactor.core.publisher.Mono;
  * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
  *
  * <p>A body that does not see the lease needs no fencing token: the first attempt of such an
- * acquisition, when no waiter of this process is ahead of it, is the plain {@code SET NX PX},
- * which costs Redis a fraction of any script; only if it finds the lock busy does the script
- * follow, in the same attempt, to register the waiter for a wake-up.
+ * acquisition, unless it queued behind this process's waiters or a woken sleeper's head start
+ * ({@link #beforeFirstAttempt}) or another acquisition's {@code SET} on the lock is on its way,
+ * is the plain {@code SET NX PX}, which costs Redis a fraction of any script; only if it finds
+ * the lock busy does the script follow, in the same attempt, to register the waiter for a
+ * wake-up.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
  * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
@@ -48,6 +50,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
     final StoreContext redis;
     /** Locks whose release here woke a sleeper, to when (nanoTime) newcomers here hold back for it. */
     private final ConcurrentHashMap<String, Long> headStarts = new ConcurrentHashMap<>();
+    /** Locks with a plain {@code SET NX PX} of this process on its way, to the acquisition that sent it. */
+    private final ConcurrentHashMap<String, Call> settingNow = new ConcurrentHashMap<>();
 
     RedisStore(StoreContext redis) {
         this.redis = redis;
@@ -109,15 +113,22 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return new String[] {call.token(), call.channel};
     }
 
+    /**
+     * The plain {@code SET NX PX} for the first attempt of an acquisition that needs no fencing
+     * token and found no waiter of this process ahead of it, one per lock at a time: in a burst of
+     * newcomers on one name, the others go straight to the script, which registers them, instead
+     * of each sending a {@code SET} that will find the lock busy.
+     */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
-        if (attempt > 1 || call.request.fencing() || call.waiter != null) {
+        if (attempt > 1 || call.request.fencing() || call.waiter != null || settingNow.putIfAbsent(call.lockKey, call) != null) {
             return acquireByScript(call, attempt);
         }
         Duration ttl = call.request.ttl();
         return redis.commands().setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
-                .thenCompose(set -> set
-                        ? CompletableFuture.completedStage(Reply.granted(LockLease.NO_FENCING_TOKEN, ttl.toNanos()))
+                .whenComplete((set, error) -> settingNow.remove(call.lockKey, call))
+                .thenCompose(set -> set ? CompletableFuture.completedStage(Reply.granted(LockLease.NO_FENCING_TOKEN, ttl.toNanos()))
+                        : call.request.waiter().hasEnded() ? CompletableFuture.completedStage(Reply.busy()) // nobody to register
                         : acquireByScript(call, attempt));
     }
 
@@ -316,6 +327,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /** How many locks give a woken sleeper a head start now. */
     int headStarts() {
         return headStarts.size();
+    }
+
+    /** How many locks have a plain {@code SET NX PX} of this process on its way now. */
+    int settingNow() {
+        return settingNow.size();
     }
 
     /** How many acquisitions in this process wait for a release of lock {@code name}. */

@@ -91,7 +91,10 @@ public interface LockStore<C> {
     record Reply(long fencingToken, long validForNanos, @Nullable Reason refusal, @Nullable String detail,
             @Nullable Throwable error) {
 
-        /** The lock is the caller's; {@link io.reactivelock.LockLease#NO_FENCING_TOKEN} for a lock without fencing tokens. */
+        /**
+         * The lock is the caller's; {@link io.reactivelock.LockLease#NO_FENCING_TOKEN} for a lock
+         * without fencing tokens, or an acquisition that needs none ({@link Request#fencing()}).
+         */
         public static Reply granted(long fencingToken, long validForNanos) {
             return new Reply(fencingToken, validForNanos, null, null, null);
         }

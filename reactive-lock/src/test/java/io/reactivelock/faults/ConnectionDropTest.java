@@ -86,6 +86,32 @@ class ConnectionDropTest {
     }
 
     @Test
+    void aPlainSetWhoseReplyIsLostIsFollowedByTheScriptWithTheSameTokenAndTheBodyRunsOnce() throws Exception {
+        ReactiveRedisLock lock = warm(ReactiveRedisLock.create(proxy.uri(), LockOptions.builder()
+                .commandTimeout(Duration.ofSeconds(1)).build()));
+        try {
+            AtomicInteger bodies = new AtomicInteger();
+            proxy.dropReplies(true);
+            // A body that does not see the lease: the first attempt is SET NX PX, not the script.
+            CompletableFuture<String> result = lock.withLock("a", LONG_TTL, Mono.fromCallable(() -> {
+                bodies.incrementAndGet();
+                return "done";
+            })).toFuture();
+            // Redis set the key, but the reply never reaches the client; then the connection breaks. The
+            // lease is a minute: only a retry that knows the key as its own gets the result within 10 s.
+            await().pollInterval(Duration.ofMillis(2)).until(() -> exists(redis, "lock:{a}"));
+            proxy.dropReplies(false);
+            proxy.cutConnections();
+
+            assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+            assertThat(bodies).hasValue(1);
+            await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5)).until(() -> !exists(redis, "lock:{a}"));
+        } finally {
+            lock.close();
+        }
+    }
+
+    @Test
     void anAcquireWhoseReplyIsLostAndWhoseCallerGivesUpIsReleased() throws Exception {
         ReactiveRedisLock lock = warm(ReactiveRedisLock.create(proxy.uri(), LockOptions.builder()
                 .acquireTimeout(Duration.ofMillis(300)).build()));

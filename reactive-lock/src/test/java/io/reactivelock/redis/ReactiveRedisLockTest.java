@@ -185,12 +185,18 @@ class ReactiveRedisLockTest {
     }
 
     @Test
-    void fencingTokensRiseAcrossHoldersWhoseBodiesDoNotSeeTheLease() {
+    void aHolderWhoseBodyDoesNotSeeTheLeaseTakesNoFencingTokenAndTheNextOneGoesOnFromTheLast() {
+        // The record an hour ahead of the server clock: a token taken from the clock would show.
+        long serverMicros = Long.parseLong(redis.call("EVAL", "local t = redis.call('TIME') return t[1] * 1000000 + t[2]", "0"));
+        redis.call("SET", "lock:{a}:fence", Long.toString(serverMicros + TimeUnit.HOURS.toMicros(1)), "PX", "60000");
         long first = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
-        assertThat(lock.withLock("a", TTL, Mono.just("between")).block(WAIT)).isEqualTo("between");
-        long second = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
+        String record = redis.call("GET", "lock:{a}:fence");
 
-        assertThat(second).isGreaterThan(first);
+        assertThat(lock.withLock("a", TTL, Mono.just("between")).block(WAIT)).isEqualTo("between");
+        assertThat(redis.call("GET", "lock:{a}:fence")).as("no token issued in between").isEqualTo(record);
+
+        long second = lock.withLock("a", TTL, lease -> Mono.just(lease.fencingToken())).block(WAIT);
+        assertThat(second).isEqualTo(first + 1);
     }
 
     private Map<String, Long> callsSinceReset() {

@@ -66,14 +66,28 @@ public final class ObservedReactiveLock implements ReactiveLock {
         return new ObservedReactiveLock(delegate.withAcquireTimeout(acquireTimeout), registry);
     }
 
+    /** Observed as the other {@code withLock}; the delegate's own form for a body that does not see the lease. */
+    @Override
+    public <T> Mono<T> withLock(String name, Duration ttl, Mono<T> body) {
+        Objects.requireNonNull(body, "body");
+        // Called now, so that bad arguments are rejected at once, as the contract says.
+        return observed(name, delegate.withLock(name, ttl, Mono.deferContextual(context -> {
+            acquired(context, name);
+            return body;
+        })));
+    }
+
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
         Objects.requireNonNull(body, "body");
         // Called now, so that bad arguments are rejected at once, as the contract says.
-        Mono<T> locked = delegate.withLock(name, ttl, lease -> Mono.deferContextual(context -> {
+        return observed(name, delegate.withLock(name, ttl, lease -> Mono.deferContextual(context -> {
             acquired(context, name);
             return body.apply(lease);
-        }));
+        })));
+    }
+
+    private <T> Mono<T> observed(String name, Mono<T> locked) {
         return Mono.deferContextual(context -> {
             Observed observed = new Observed(context, name);
             return locked

@@ -81,7 +81,7 @@ final class LockedCalls {
      */
     private static <T> Flux<T> heldAtLeast(ReactiveLock lock, String name, Duration ttl, Duration atLeast,
             boolean skipWhenBusy, Supplier<? extends Publisher<T>> method) {
-        Mono<Void> holding = lock.withLock(name, ttl, lease -> Mono.deferContextual(context -> context.<Hold>get(HOLD).granted(context)));
+        Mono<Void> holding = lock.withLock(name, ttl, Mono.deferContextual(context -> context.<Hold>get(HOLD).granted(context)));
         Mono<Hold> acquire = Mono.create(sink -> new Hold(sink, atLeast).start(holding));
         return Flux.usingWhen(skipWhenBusy ? acquire.onErrorResume(LockedCalls::busy, error -> Mono.empty()) : acquire,
                 hold -> hold.guard(Flux.defer(method)),
