@@ -312,12 +312,13 @@ final class Report {
                 settings.forkJitWarmupMillis / 1000.0, (settings.forkJitWarmupMillis + settings.warmupMillis) / 1000.0,
                 settings.measureMillis / 1000.0));
         if (any.shape.rate() > 0) {
-            md.append(String.format(Locale.ROOT, "**Paced** (`bench.pxn.rate=%d`): each cell asks for %,d acquisitions per"
-                    + " second in all, whatever its name count: before every ask a waiter pauses a random time,"
-                    + " exponential with mean (N x %d) / %,d s, so that the asks of all waiters form a Poisson stream; the"
-                    + " JIT warm-up alone is not paced. The wait is from the ask, so a cell that cannot keep up shows it"
-                    + " in its wait and in hand-offs/s below the rate asked for.%n%n", any.shape.rate(), any.shape.rate(),
-                    any.shape.waitersPerName(), any.shape.rate()));
+            md.append(String.format(Locale.ROOT, "**Paced** (`bench.pxn.rate=%d`): the waiters of a cell ask for at most"
+                    + " %,d acquisitions per second in all, whatever its name count: before every ask a waiter pauses a"
+                    + " random time, exponential with mean (N x %d) / %,d s, so that the asks of many waiters form a"
+                    + " Poisson stream; the pause comes on top of the waiter's wait and hold, so a cell whose waits and"
+                    + " holds are long next to the pause (few names) asks for less. The JIT warm-up alone is not paced;"
+                    + " the wait is from the ask; a pause still running when the cell stops ends there.%n%n",
+                    any.shape.rate(), any.shape.rate(), any.shape.waitersPerName(), any.shape.rate()));
         }
         md.append("| P x N | contender | hand-offs/s | xR | wait p50 / p99 / max ms | errors | overlaps"
                 + " | acquisitions per process, min..max | CPU in the window: Redis / all JVMs | Redis cmds per hand-off (round trips) | subscriptions during:"

@@ -16,6 +16,7 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -50,6 +51,8 @@ final class Round {
     private final Checker checker = new Checker();
     private final AtomicInteger lastHolder = new AtomicInteger(-1);
     private final AtomicBoolean running = new AtomicBoolean(true);
+    /** Emits once the cell stops: it ends the pauses of paced workers. */
+    private final Sinks.One<Boolean> stopping = Sinks.one();
     private final AtomicReference<Throwable> firstError = new AtomicReference<>();
     private final CountDownLatch stopped;
     private final List<Disposable> chains = new ArrayList<>();
@@ -178,6 +181,7 @@ final class Round {
     /** Stops the workers, lets every pair in flight finish and closes the instances. */
     void stop() {
         running.set(false);
+        stopping.tryEmitValue(true);
         try {
             if (!stopped.await(60, TimeUnit.SECONDS)) {
                 failed(new IllegalStateException(workers - stopped.getCount() + "/" + workers
@@ -237,7 +241,9 @@ final class Round {
                     });
         });
         Mono<Void> paced = thinkMeanNanos == 0 ? pair
-                : Mono.defer(() -> Mono.delay(java.time.Duration.ofNanos(thinkNanos()))).then(pair);
+                : Mono.defer(() -> Mono.delay(java.time.Duration.ofNanos(thinkNanos())))
+                        .takeUntilOther(stopping.asMono())
+                        .then(Mono.defer(() -> running.get() ? pair : Mono.<Void>empty()));
         return paced.repeat(running::get).then();
     }
 
