@@ -121,15 +121,21 @@ class RedisStore implements LockStore<RedisStore.Call> {
      */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
-        if (attempt > 1 || call.request.fencing() || call.waiter != null || settingNow.putIfAbsent(call.lockKey, call) != null) {
+        if (attempt > 1 || call.request.fencing() || call.waiter != null
+                || settingNow.putIfAbsent(call.lockKey, call) != null) {
             return acquireByScript(call, attempt);
         }
         Duration ttl = call.request.ttl();
         return redis.commands().setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
                 .whenComplete((set, error) -> settingNow.remove(call.lockKey, call))
-                .thenCompose(set -> set ? CompletableFuture.completedStage(Reply.granted(LockLease.NO_FENCING_TOKEN, ttl.toNanos()))
-                        : call.request.waiter().hasEnded() ? CompletableFuture.completedStage(Reply.busy()) // nobody to register
-                        : acquireByScript(call, attempt));
+                .thenCompose(set -> {
+                    if (set) {
+                        return CompletableFuture.completedStage(Reply.granted(LockLease.NO_FENCING_TOKEN, ttl.toNanos()));
+                    }
+                    // Busy: the script registers the waiter, unless the acquisition ended meanwhile.
+                    return call.request.waiter().hasEnded() ? CompletableFuture.completedStage(Reply.busy())
+                            : acquireByScript(call, attempt);
+                });
     }
 
     /** Attempt number {@code attempt} by the acquire script: a fencing token if granted, else registered to be woken. */

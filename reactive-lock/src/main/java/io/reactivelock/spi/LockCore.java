@@ -46,8 +46,8 @@ import reactor.util.Loggers;
  * its own arguments and delegates {@code withLock} to {@link #withLock}. The engine asks, the
  * store answers: the store opens its per-call state {@code C} from a {@link Request} (name,
  * token, TTL, whether a fencing token is needed, timers, a {@link Waiter}), and then answers five
- * questions for it: <em>acquire</em> attempt number <em>n</em> (granted with a fencing token and a validity,
- * refused and why, or a store error), <em>renew</em>, <em>release</em> (the holder's, which may
+ * questions for it: <em>acquire</em> attempt number <em>n</em> (granted with a fencing token and
+ * a validity, refused and why, or a store error), <em>renew</em>, <em>release</em> (the holder's, which may
  * hand the lock over), <em>release what an abandoned acquisition may hold</em> (idempotent), and
  * <em>how long to pause</em> before the next attempt. A store that can wake a waiter early (a
  * release notice, a direct grant) does it through the request's {@link Waiter}, a handle of six

@@ -131,8 +131,15 @@ final class LockedCalls {
         Mono<Void> granted(ContextView context) {
             body = context;
             granted = true;
+            // Armed before the method runs: a caller that sees the method end (and moves a virtual
+            // clock on) must find the at-least timer already counting.
+            Sinks.Empty<Void> window = Sinks.empty();
+            Disposable timer = Mono.delay(atLeast).subscribe(tick -> {
+                atLeastOver = true;
+                window.tryEmitEmpty();
+            });
             sink.success(this); // subscribes the method
-            return Mono.when(release.asMono(), Mono.delay(atLeast).doOnNext(tick -> atLeastOver = true));
+            return Mono.when(release.asMono(), window.asMono()).doOnCancel(timer::dispose);
         }
 
         private void failed(Throwable error) {
