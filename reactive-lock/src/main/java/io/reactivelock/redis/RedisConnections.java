@@ -32,10 +32,11 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
     /**
      * A client of its own for {@code uri}, closed with the connections. It rejects commands while
      * disconnected, so that an attempt made during an outage fails fast and is retried with
-     * backoff instead of being replayed after its caller gave up. Scripts get no Lettuce timeout:
-     * the lock times every script it awaits on its own scheduler (the command timeout), so a
-     * second timer per command (Lettuce's timer thread, busy in an uncontended pair's profile)
-     * bought nothing; every other command (the pub/sub ones, the inspector's) keeps the URI's timeout.
+     * backoff instead of being replayed after its caller gave up. Scripts and {@code SET} (the
+     * lock's {@code SET NX PX}) get no Lettuce timeout: the lock times every such command it awaits
+     * on its own scheduler (the command timeout), so a second timer per command (Lettuce's timer
+     * thread, busy in an uncontended pair's profile) bought nothing; every other command (the
+     * pub/sub ones, the inspector's) keeps the URI's timeout.
      */
     static RedisConnections open(RedisURI uri) {
         Objects.requireNonNull(uri, "uri");
@@ -47,7 +48,9 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
                     @Override
                     public long getTimeout(RedisCommand<?, ?, ?> command) {
                         ProtocolKeyword type = command.getType();
-                        return type == CommandType.EVALSHA || type == CommandType.EVAL ? 0 : timeoutNanos;
+                        boolean timedByTheLock = type == CommandType.EVALSHA || type == CommandType.EVAL
+                                || type == CommandType.SET;
+                        return timedByTheLock ? 0 : timeoutNanos;
                     }
 
                     @Override
