@@ -16,17 +16,24 @@ final class LockScripts {
      * record with the lock in the one {@code MGET} it needs anyway; only a marked record sends it
      * to the sleepers, so an uncontended release costs what the raw compare-and-delete does. The
      * mark is a hint that errs on the safe side: every write of the record keeps it, and only a
-     * release that found the sleepers empty takes it off. {@code markSleepers(record, keep)} sets
-     * it, making a record for the mark alone (token 0) where there is none, and keeps the record at
-     * least {@code keep} ms (a waiter's retention): a holder without a fencing token wrote no
-     * record, so one left by an earlier holder may be about to expire. If the record expires under
-     * the mark all the same (a holder that renewed past it), the next registration, at the latest
-     * one backoff step later, marks it again; a release in between wakes nobody, as a lost notice
-     * would.
+     * release that found the sleepers empty takes it off ({@link #SLEEPERS_MARK} sets it).
      */
     static final String FENCE_RECORD = """
             local function lastFence(record) return record and tonumber(string.match(record, '^%d+')) end
             local function marked(record) return record and string.sub(record, -1) == '+' end
+            """;
+
+    /**
+     * The Lua function that sets the sleepers mark ({@link #FENCE_RECORD}, whose functions it
+     * needs), for the acquire scripts only: {@code markSleepers(key, keep)} makes a record for
+     * the mark alone (token 0) where there is none, and keeps the record at least {@code keep} ms
+     * (a waiter's retention): a holder without a fencing token wrote no record, so one left by an
+     * earlier holder may be about to expire. If the record expires under the mark all the same (a
+     * holder that renewed past it), the next registration, at the latest one backoff step later,
+     * marks it again; a release in between wakes nobody, as a lost notice would. Kept out of the
+     * other scripts, the release above all, which would otherwise define it on every call.
+     */
+    static final String SLEEPERS_MARK = """
             local function markSleepers(key, keep)
               local record = redis.call('GET', key)
               if not record then
@@ -81,7 +88,7 @@ final class LockScripts {
      * the (new) server's clock is not behind the last token issued; a lost record that was ahead
      * of it lets tokens go backwards (README, "Fencing tokens").
      */
-    public static final LuaScript ACQUIRE = LuaScript.of(FENCE_RECORD + """
+    public static final LuaScript ACQUIRE = LuaScript.of(FENCE_RECORD + SLEEPERS_MARK + """
             if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
               if KEYS[3] and ARGV[6] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
             elseif redis.call('GET', KEYS[1]) == ARGV[1] then

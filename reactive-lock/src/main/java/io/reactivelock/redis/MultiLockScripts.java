@@ -27,7 +27,7 @@ final class MultiLockScripts {
      * looks at the sleepers), and each other name that is free has its oldest sleeper woken:
      * that waiter may have been passed over for this caller, woken by a release and then refused.
      */
-    static final LuaScript ACQUIRE = LuaScript.of(LockScripts.FENCE_RECORD + """
+    static final LuaScript ACQUIRE = LuaScript.of(LockScripts.FENCE_RECORD + LockScripts.SLEEPERS_MARK + """
             local n = #KEYS / 3
             for i = 1, n do
               local holder = redis.call('GET', KEYS[3 * i - 2])
