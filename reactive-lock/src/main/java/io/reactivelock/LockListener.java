@@ -61,9 +61,10 @@ public interface LockListener {
 
     /**
      * The holder's release handed the lock straight to a waiting acquisition, with no moment
-     * where the lock was free: to a waiter in this process, or in fair mode to the first in line
-     * in any process. Called after {@link #released}; the new holder's {@link #acquired} may come
-     * before or after it. A release that frees the lock and lets waiters race is not a hand-off.
+     * where the lock was free: to a waiter in this process, or in Redis to the waiter in any
+     * process that is next (the oldest sleeper; in fair mode the first in line). Called after
+     * {@link #released}; the new holder's {@link #acquired} may come before or after it. A
+     * release that frees the lock and lets waiters race is not a hand-off.
      */
     default void handedOff(String name) {}
 }

@@ -74,12 +74,6 @@ final class FairRedisStore extends RedisStore {
         return result > 2;
     }
 
-    /** {@code RELEASE_FAIR} returns 2 when it handed the lock to the first in line, in whichever process. */
-    @Override
-    boolean handedOnByRelease(long result) {
-        return result == 2;
-    }
-
     /** Redis handed the lock to the first in line (and announced it) or released it: nothing to do here. */
     @Override
     void notHandedOver(Waiter recipient) {}

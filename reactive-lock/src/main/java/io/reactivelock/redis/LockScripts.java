@@ -46,23 +46,32 @@ final class LockScripts {
 
     /**
      * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
-     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms), with
-     * the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above the
-     * last token issued for the lock if that is higher. The record is written and the last token
-     * read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the last
-     * token (it stepped back) or the record carried the sleepers mark is it written again.
+     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms); see
+     * {@link #nextFence(String, String, String)}.
      */
     static String nextFence(String time) {
+        return nextFence(time, "KEYS[2]", "ARGV[3]");
+    }
+
+    /**
+     * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
+     * variable {@code time}, the fencing record's key and its retention in ms (Lua expressions),
+     * with the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above
+     * the last token issued for the lock if that is higher. The record is written and the last
+     * token read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the
+     * last token (it stepped back) or the record carried the sleepers mark is it written again.
+     */
+    static String nextFence(String time, String record, String retention) {
         return """
                 local fence = tonumber(%1$s[1]) * 1000000 + tonumber(%1$s[2])
-                local record = redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET')
+                local record = redis.call('SET', %2$s, string.format('%%.0f', fence), 'PX', %3$s, 'GET')
                 local last = lastFence(record)
                 local raised = last and last >= fence
                 if raised then fence = last + 1 end
                 if raised or marked(record) then
-                  redis.call('SET', KEYS[2], string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', ARGV[3])
+                  redis.call('SET', %2$s, string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', %3$s)
                 end
-                """.formatted(time);
+                """.formatted(time, record, retention);
     }
 
     private static final String NEXT_FENCE = nextFence("now");
@@ -78,7 +87,8 @@ final class LockScripts {
      * A grant takes the token out of the sleepers.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
-     * token: an attempt whose reply was lost can be retried safely. The first attempt on a free
+     * token: an attempt whose reply was lost can be retried safely, and a sleeper claims the lock
+     * a release kept for it ({@link #RELEASE}) with the fencing token that release issued. The first attempt on a free
      * lock, the common case, costs a {@code SET NX} and the fencing token's two calls ({@code TIME},
      * {@code SET ... GET}).
      *
@@ -111,26 +121,30 @@ final class LockScripts {
             """);
 
     /**
-     * KEYS: lock, and optionally sleepers and the fencing record. ARGV: token, release channel.
-     * Deletes the lock if it holds the token and announces it: without sleepers to every listening
-     * process (an empty message); with sleepers to one waiter, the one that started first, by
-     * popping and publishing its token (none registered: no message). A sleeper that died without
-     * leaving costs one such notice. Returns 2 if deleted and a sleeper was woken, 1 if deleted
-     * with none to wake; otherwise takes the token out of the sleepers (a waiter leaving) and
-     * returns 0. A holder's token is not among them, since its grant took it out, unless an
-     * attempt of its that found the lock busy ran after the grant (replies of one connection come
-     * in order, but a {@code NOSCRIPT} retry is a second command): if it is the oldest, it is
-     * popped and passed over.
+     * KEYS: lock, and optionally its sleepers and fencing record. ARGV: token, release channel, and
+     * with the sleepers the grace ms and the fencing record's retention ms. If the token holds the
+     * lock, releases it and announces that: without sleepers to every listening process (an empty
+     * message), returning 1. With sleepers, the lock goes to the one that started first, in
+     * whichever process: it is popped, the lock is set to its token for the grace period and the
+     * fencing token moves on, and its token is published; its next attempt, which the notice
+     * brings at once, finds the lock its own and claims it, while newcomers find it busy. Returns
+     * 2 then; with no sleeper the lock is deleted and 1 returned. Otherwise takes the token out of
+     * the sleepers (a waiter leaving) and returns 0.
      *
-     * <p>Given the fencing record, the lock and the record are read in one {@code MGET}, and the
-     * sleepers are looked at only when the record carries the sleepers mark ({@link #FENCE_RECORD});
-     * a look that finds none takes the mark off. An uncontended release is then {@code MGET} and
-     * {@code DEL}, the raw compare-and-delete's two calls. Without the record the sleepers are
-     * always looked at.
+     * <p>A sleeper that died without leaving holds the lock up for the grace period, after which
+     * the other waiters' polls find it free. A holder's token is not among the sleepers, since
+     * its grant took it out, unless an attempt of its that found the lock busy ran after the grant
+     * (replies of one connection come in order, but a {@code NOSCRIPT} retry is a second command):
+     * if it is the oldest, it is popped and passed over.
+     *
+     * <p>The lock and the record are read in one {@code MGET}, and the sleepers are looked at only
+     * when the record carries the sleepers mark ({@link #FENCE_RECORD}); a look that finds none
+     * takes the mark off. An uncontended release is then {@code MGET} and {@code DEL}, the raw
+     * compare-and-delete's two calls.
      */
     public static final LuaScript RELEASE = LuaScript.of(FENCE_RECORD + """
             local holder, record
-            if KEYS[3] then
+            if KEYS[2] then
               local read = redis.call('MGET', KEYS[1], KEYS[3])
               holder, record = read[1], read[2]
             else
@@ -140,19 +154,21 @@ final class LockScripts {
               if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
               return 0
             end
-            redis.call('DEL', KEYS[1])
             if not KEYS[2] then
+              redis.call('DEL', KEYS[1])
               redis.call('PUBLISH', ARGV[2], '')
               return 1
             end
-            if KEYS[3] and not marked(record) then return 1 end
-            local next = redis.call('ZPOPMIN', KEYS[2])
-            if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
-            if next[1] then
-              redis.call('PUBLISH', ARGV[2], next[1])
-              return 2
-            end
-            if KEYS[3] and record then
+            if marked(record) then
+              local next = redis.call('ZPOPMIN', KEYS[2])
+              if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
+              if next[1] then
+                redis.call('SET', KEYS[1], next[1], 'PX', ARGV[3])
+                local now = redis.call('TIME')
+            """ + nextFence("now", "KEYS[3]", "ARGV[4]") + """
+                redis.call('PUBLISH', ARGV[2], next[1])
+                return 2
+              end
               -- Nobody sleeps: the mark comes off (a record made for the mark alone goes).
               local last = lastFence(record)
               if last and last > 0 then
@@ -161,6 +177,7 @@ final class LockScripts {
                 redis.call('DEL', KEYS[3])
               end
             end
+            redis.call('DEL', KEYS[1])
             return 1
             """);
 

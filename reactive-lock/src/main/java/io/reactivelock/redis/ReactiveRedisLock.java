@@ -271,16 +271,14 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
 
     /**
      * What this client keeps in memory for lock names, every primitive together: the release
-     * channels it keeps state for ({@code channels}), the names whose woken sleeper has a head
-     * start ({@code headStarts}), the names with a plain {@code SET NX PX} on its way
-     * ({@code settingNow}), the names with releases retried in the background
+     * channels it keeps state for ({@code channels}), the names with a plain {@code SET NX PX} on
+     * its way ({@code settingNow}), the names with releases retried in the background
      * ({@code backgroundReleases}) and the timers of those retries ({@code releaseRetryTimers}),
      * and the delayed tasks waiting in the primitives' timer queues ({@code timers}). All zero once
      * every acquisition has ended and the linger passed; for tests.
      */
     Map<String, Integer> stateKept() {
         return Map.of("channels", notices.channels(),
-                "headStarts", store.headStarts() + fairStore.headStarts(),
                 "settingNow", store.settingNow(),
                 "backgroundReleases", cores.stream().mapToInt(LockCore::namesReleasingInBackground).sum(),
                 "releaseRetryTimers", cores.stream().mapToInt(LockCore::releaseRetryTimers).sum(),

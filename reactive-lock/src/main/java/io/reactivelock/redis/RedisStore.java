@@ -11,7 +11,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -19,25 +18,24 @@ import reactor.core.publisher.Mono;
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
  * one script, release a compare-and-delete that announces the release, renewal a
  * compare-and-expire. A holder with waiters in this process hands the lock straight to the one
- * that has waited longest ({@code HAND_OVER}), for runs of at most one longest backoff step.
+ * that has waited longest ({@code HAND_OVER}), for runs of at most an eighth of the longest
+ * backoff step.
  *
  * <p>A body that does not see the lease needs no fencing token: the first attempt of such an
- * acquisition, unless it queued behind this process's waiters or a woken sleeper's head start
- * ({@link #beforeFirstAttempt}) or another acquisition's {@code SET} on the lock is on its way,
+ * acquisition, unless it queued behind this process's waiters ({@link #beforeFirstAttempt}) or
+ * another acquisition's {@code SET} on the lock is on its way,
  * is the plain {@code SET NX PX}, which costs Redis a fraction of any script; only if it finds
  * the lock busy does the script follow, in the same attempt, to register the waiter for a
  * wake-up.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
  * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
- * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the others); a release
- * wakes one of them by name, the one that started first, so one release leads to about one
- * attempt in the whole fleet, not one per process, and waiters of other processes are served
- * oldest first. The woken waiter still competes with newcomers (the lock is not fair); if it
- * loses, it registers again with its own start, so it keeps its place. Newcomers of the process
- * whose release woke it give it a head start of one shortest backoff step: a process that takes
- * the same lock again right after releasing it would otherwise win nearly every race against the
- * notice, and starve the others.
+ * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the others). A
+ * release that finds sleepers keeps the lock for the one that started first, in whichever
+ * process, for one longest backoff step, and wakes it by name: its next attempt claims the lock,
+ * so one release leads to one attempt in the whole fleet, and waiters of other processes are
+ * served oldest first. Newcomers find the lock busy meanwhile: a woken waiter that had to race
+ * them lost about one race in four on a busy machine, and each loss cost it a run of hand-offs.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
@@ -48,8 +46,6 @@ class RedisStore implements LockStore<RedisStore.Call> {
     static final int RELEASE_TRIES = 4;
 
     final StoreContext redis;
-    /** Locks whose release here woke a sleeper, to when (nanoTime) newcomers here hold back for it. */
-    private final ConcurrentHashMap<String, Long> headStarts = new ConcurrentHashMap<>();
     /** Locks with a plain {@code SET NX PX} of this process on its way, to the acquisition that sent it. */
     private final ConcurrentHashMap<String, Call> settingNow = new ConcurrentHashMap<>();
 
@@ -68,6 +64,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
         /** When the acquisition started (epoch ms): its place among the sleepers of every process. */
         final String startedAt = Long.toString(System.currentTimeMillis());
         volatile ReleaseNotices.@Nullable Member waiter;
+        /**
+         * The last script attempt was sent while this waiter listened on a confirmed subscription,
+         * so the notice of a release that woke it by name reaches it: it may sleep a long step.
+         */
+        volatile boolean heard;
 
         Call(Request request, String lockKey) {
             this.request = request;
@@ -109,19 +110,22 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
     }
 
+    /** With the grace period a woken sleeper has to claim the lock kept for it: one longest backoff step. */
     String[] releaseArgs(Call call) {
-        return new String[] {call.token(), call.channel};
+        return new String[] {call.token(), call.channel, Long.toString(redis.options().maxBackoff().toMillis()),
+                call.fenceRetention()};
     }
 
     /**
      * The plain {@code SET NX PX} for the first attempt of an acquisition that needs no fencing
      * token and found no waiter of this process ahead of it, one per lock at a time: in a burst of
      * newcomers on one name, the others go straight to the script, which registers them, instead
-     * of each sending a {@code SET} that will find the lock busy.
+     * of each sending a {@code SET} that will find the lock busy. So does a newcomer on a lock this
+     * process still listens on (it waited for it within the linger): the lock is likely busy.
      */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
-        if (attempt > 1 || call.request.fencing() || call.waiter != null
+        if (attempt > 1 || call.request.fencing() || call.waiter != null || redis.notices().listening(call.channel)
                 || settingNow.putIfAbsent(call.lockKey, call) != null) {
             return acquireByScript(call, attempt);
         }
@@ -140,9 +144,23 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** Attempt number {@code attempt} by the acquire script: a fencing token if granted, else registered to be woken. */
     CompletionStage<Reply> acquireByScript(Call call, int attempt) {
+        listenBeforeRegistering(call);
         long validFor = call.request.ttl().toNanos();
         return redis.commands().run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
+    }
+
+    /**
+     * The script registers a waiter that finds the lock busy, and the release right after may
+     * publish its token at once: a waiter that joins the channel only when the reply is back would
+     * miss that notice and sleep a long step. So it joins first if the channel is listening (no
+     * subscription is sent for it then), and notes whether it {@linkplain Call#heard heard}.
+     */
+    private void listenBeforeRegistering(Call call) {
+        if (call.waiter == null && redis.notices().listening(call.channel)) {
+            join(call);
+        }
+        call.heard = call.waiter != null && redis.notices().listening(call.channel);
     }
 
     LuaScript acquireScript() {
@@ -201,9 +219,14 @@ class RedisStore implements LockStore<RedisStore.Call> {
         });
     }
 
-    /** The longest run of local hand-offs on one lock: the longest a waiter elsewhere sleeps between attempts. */
+    /**
+     * The longest run of local hand-offs on one lock, an eighth of the longest backoff step: with
+     * up to eight processes taking turns, a waiter elsewhere waits about one longest step for its
+     * process's turn. Runs of a whole step made the longest wait between four processes about a
+     * second (the bench's C16X cell), three times Redisson's.
+     */
     @Nullable Duration handOffRun() {
-        return redis.options().maxBackoff();
+        return redis.options().maxBackoff().dividedBy(8);
     }
 
     /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
@@ -217,22 +240,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return result > 0;
     }
 
-    /** Whether a release script's result means Redis handed the lock to a waiter (of any process). */
+    /** Whether a release script's result means Redis handed the lock to a waiter (of any process): 2 for both scripts. */
     boolean handedOnByRelease(long result) {
-        return false;
-    }
-
-    /** Whether a release script's result means it woke a sleeper of any process by name. */
-    boolean wokeSleeper(long result) {
         return result == 2;
-    }
-
-    /** Newcomers of this process on the lock of {@code call} hold back one shortest backoff step, for the sleeper it woke. */
-    private void giveHeadStart(Call call) {
-        long step = redis.options().minBackoff().toNanos();
-        Long until = System.nanoTime() + step;
-        headStarts.put(call.lockKey, until);
-        call.request.timers().schedule(() -> headStarts.remove(call.lockKey, until), step, TimeUnit.NANOSECONDS);
     }
 
     /** The lease was already gone: the reserved waiter tries on its own. */
@@ -250,12 +260,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     private Mono<Boolean> releaseCommand(Call call, int tried) {
         return command(call, releaseScript(), releaseKeys(call), releaseArgs(call))
-                .map(result -> {
-                    if (wokeSleeper(result)) {
-                        giveHeadStart(call);
-                    }
-                    return handedOnByRelease(result);
-                })
+                .map(this::handedOnByRelease)
                 .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
                         e -> Mono.delay(redis.backoff().step(tried), call.request.timers()).then(releaseCommand(call, tried + 1)));
     }
@@ -279,12 +284,12 @@ class RedisStore implements LockStore<RedisStore.Call> {
         }
         long retry = attempts - 1L;
         join(call);
-        if (!redis.notices().listening(call.channel)) {
+        if (!call.heard) {
             return redis.backoff().step(retry);
         }
-        // Redis confirmed the subscription: every release now wakes a waiter here or hands one the
-        // lock. Polling only covers lost notices and holders that died, which the first local
-        // waiter does at the longest step; the others wait to be woken.
+        // The attempt was sent on a confirmed subscription: every release since wakes a waiter
+        // here or hands one the lock. Polling only covers lost notices and holders that died,
+        // which the first local waiter does at the longest step; the others wait to be woken.
         return redis.notices().isFirst(Objects.requireNonNull(call.waiter)) ? redis.backoff().step(Long.MAX_VALUE) : followerStep();
     }
 
@@ -299,15 +304,11 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /**
      * A newcomer does not try ahead of this process's waiters on the lock: it queues behind them
      * for a hand-off (or the first backoff step), which keeps local hand-offs in arrival order and
-     * spares an attempt that would find the lock busy. Nor does it try while the head start this
-     * process's release gave a woken sleeper lasts.
+     * spares an attempt that would find the lock busy.
      */
     Duration beforeFirstAttempt(Call call) {
         if (redis.notices().waiters(call.channel) == 0) {
-            Long headStartUntil = headStarts.get(call.lockKey);
-            if (headStartUntil == null || headStartUntil - System.nanoTime() <= 0) {
-                return Duration.ZERO;
-            }
+            return Duration.ZERO;
         }
         join(call);
         return redis.backoff().step(0);
@@ -328,11 +329,6 @@ class RedisStore implements LockStore<RedisStore.Call> {
         if (w != null) {
             w.leave();
         }
-    }
-
-    /** How many locks give a woken sleeper a head start now. */
-    int headStarts() {
-        return headStarts.size();
     }
 
     /** How many locks have a plain {@code SET NX PX} of this process on its way now. */

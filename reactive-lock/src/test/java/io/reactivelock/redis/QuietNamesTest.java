@@ -31,7 +31,7 @@ class QuietNamesTest {
     private static final Duration PHASE = Duration.ofMinutes(2);
     /** Ample for the linger (at most 2 s here) and the last releases' replies on a loaded machine. */
     private static final Duration QUIET = Duration.ofSeconds(30);
-    private static final Map<String, Integer> NOTHING = Map.of("channels", 0, "headStarts", 0, "settingNow", 0,
+    private static final Map<String, Integer> NOTHING = Map.of("channels", 0, "settingNow", 0,
             "backgroundReleases", 0, "releaseRetryTimers", 0, "timers", 0);
 
     private final RedisServer redis;
