@@ -84,6 +84,11 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
         volatile @Nullable String busyChannel;
         volatile @Nullable String waitingOn;
         volatile ReleaseNotices.@Nullable Member waiter;
+        /**
+         * The last attempt was sent while this acquisition listened on {@link #waitingOn} (Redis
+         * confirmed the subscription): a notice for a registration on that name reaches it.
+         */
+        volatile boolean heard;
 
         Call(Request request, List<Group> groups, String waiterLease) {
             this.request = request;
@@ -134,6 +139,8 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
      */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
+        String on = call.waitingOn;
+        call.heard = on != null && redis.notices().listening(on);
         return acquireFrom(call, 0, new HashMap<>()).toFuture();
     }
 
@@ -211,9 +218,11 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     }
 
     /**
-     * Sleeps on the name that refused the last attempt (after an error alone: backoff). Once Redis
-     * confirmed the subscription, a release of that name wakes the caller, so polling only covers
-     * lost notices and expiries: the longest step does, as for the single lock.
+     * Sleeps on the name that refused the last attempt (after an error alone: backoff). If the
+     * attempt was sent while the caller listened on that name, a release of it wakes the caller,
+     * so polling only covers lost notices and expiries: the longest step does, as for the single
+     * lock. Otherwise the notice for the registration that attempt made may have come before the
+     * caller listened, and the release that sent it keeps the name for the caller: a short step.
      */
     @Override
     public Duration pause(Call call, int attempts) {
@@ -225,6 +234,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
         if (channel == null) {
             return redis.backoff().step(retry);
         }
+        boolean heard = call.heard && channel.equals(call.waitingOn);
         if (!channel.equals(call.waitingOn)) {
             ReleaseNotices.Member previous = call.waiter;
             if (previous != null) {
@@ -236,7 +246,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
                 stopWaiting(call); // the acquisition ended while it was joining
             }
         }
-        return redis.backoff().step(redis.notices().listening(channel) ? Long.MAX_VALUE : retry);
+        return redis.backoff().step(heard ? Long.MAX_VALUE : retry);
     }
 
     @Override

@@ -15,8 +15,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -210,16 +213,22 @@ class DirectedWakeUpTest {
      * waiter's token while the script's reply is still on its way, so the reply and the notice
      * reach the waiter's process together. The waiter must hear that notice, not sleep out its
      * backoff step (30 to 60 s here). Redis queues both commands during a {@code CLIENT PAUSE}
-     * and runs them back to back once it ends; the race is the client's, so ten rounds.
+     * and runs them back to back once it ends; the race is the client's, so ten rounds. The
+     * waiter is a lock whose body sees the lease (its first attempt is the script), or a
+     * multi-lock on the name and another one.
      */
-    @Test
-    void aNoticePublishedRightAfterTheScriptThatRegisteredTheWaiterWakesIt() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"lock", "multi-lock"})
+    void aNoticePublishedRightAfterTheScriptThatRegisteredTheWaiterWakesIt(String primitive) throws Exception {
         LockOptions slow = LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMinutes(1))
                 .acquireTimeout(Duration.ofMinutes(5)).build();
         ReactiveRedisLock holding = ReactiveRedisLock.create(redis.uri(), slow);
         ReactiveRedisLock waiting = ReactiveRedisLock.create(redis.uri(), slow);
         locks.add(holding);
         locks.add(waiting);
+        IntFunction<Mono<Integer>> acquire = primitive.equals("lock")
+                ? round -> waiting.withLock("a", TTL, lease -> Mono.just(round))
+                : round -> waiting.multiLock().withLocks(List.of("a", "b"), TTL, Mono.just(round));
         for (int round = 0; round <= 10; round++) {
             Sinks.Empty<Void> holderDone = Sinks.empty();
             CompletableFuture<Void> holder = holding.withLock("a", TTL, holderDone.asMono()).toFuture();
@@ -227,7 +236,7 @@ class DirectedWakeUpTest {
             if (round == 0) {
                 // The waiting process waits once with nothing paused, so it listens on the lock's channel
                 // (for the linger of a minute) and Redis has the scripts.
-                CompletableFuture<Integer> first = waiting.withLock("a", TTL, Mono.just(round)).toFuture();
+                CompletableFuture<Integer> first = acquire.apply(round).toFuture();
                 await().until(() -> waiting.localWaiters("a") == 1 && "1".equals(String.valueOf(
                         redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
                 holderDone.tryEmitEmpty();
@@ -237,9 +246,7 @@ class DirectedWakeUpTest {
             }
             redis.call("CLIENT", "PAUSE", "60000", "WRITE");
             try {
-                int r = round;
-                // A body that sees the lease: the first attempt is the script, which will find the lock busy.
-                CompletableFuture<Integer> waiter = waiting.withLock("a", TTL, lease -> Mono.just(r)).toFuture();
+                CompletableFuture<Integer> waiter = acquire.apply(round).toFuture(); // its script will find "a" busy
                 await().until(() -> pausedClients() == 1);
                 holderDone.tryEmitEmpty(); // the holder's release queues behind the waiter's script
                 await().until(() -> pausedClients() == 2);
