@@ -35,7 +35,7 @@ import reactor.core.publisher.Mono;
  * process, for one longest backoff step, and wakes it by name: its next attempt claims the lock,
  * so one release leads to one attempt in the whole fleet, and waiters of other processes are
  * served oldest first. Newcomers find the lock busy meanwhile: a woken waiter that had to race
- * them lost about one race in four on a busy machine, and each loss cost it a run of hand-offs.
+ * them for a freed lock could lose, and each loss cost it another round of runs of hand-offs.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
