@@ -50,7 +50,12 @@ class DirectedWakeUpTest {
     }
 
     private ReactiveRedisLock instance() {
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), PATIENT);
+        return instance(PATIENT);
+    }
+
+    /** A lock instance of its own (its own client and connections), as another process would have. */
+    private ReactiveRedisLock instance(LockOptions options) {
+        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options);
         locks.add(lock);
         return lock;
     }
@@ -58,9 +63,8 @@ class DirectedWakeUpTest {
     @Test
     void aProcessThatWaitsForTheSameLockAgainWithinTheLingerSubscribesOnceAndUnsubscribesAfterIt() {
         Duration linger = Duration.ofSeconds(3); // the longest backoff step
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+        ReactiveRedisLock lock = instance(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), linger).acquireTimeout(Duration.ofMinutes(1)).build());
-        locks.add(lock);
         redis.call("CONFIG", "RESETSTAT");
         for (int round = 1; round <= 3; round++) {
             redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
@@ -89,10 +93,8 @@ class DirectedWakeUpTest {
         // The shortest backoff step is 1 ms: only the lock kept for the woken sleeper stops the releaser's next try.
         LockOptions options = LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofSeconds(10))
                 .acquireTimeout(Duration.ofMinutes(1)).build();
-        ReactiveRedisLock first = ReactiveRedisLock.create(redis.uri(), options);
-        ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), options);
-        locks.add(first);
-        locks.add(other);
+        ReactiveRedisLock first = instance(options);
+        ReactiveRedisLock other = instance(options);
         List<String> entered = new CopyOnWriteArrayList<>();
         Sinks.Empty<Void> firstBody = Sinks.empty();
         CompletableFuture<?> twice = first.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("first")).then(firstBody.asMono()))
@@ -129,10 +131,8 @@ class DirectedWakeUpTest {
         // Grace period and every backoff step: 200 ms. A sleeper that started first and is gone.
         LockOptions options = LockOptions.builder().backoff(Duration.ofMillis(200), Duration.ofMillis(200))
                 .acquireTimeout(Duration.ofMinutes(1)).build();
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), options);
-        ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), options);
-        locks.add(lock);
-        locks.add(other);
+        ReactiveRedisLock lock = instance(options);
+        ReactiveRedisLock other = instance(options);
         Sinks.Empty<Void> holderDone = Sinks.empty();
         CompletableFuture<Void> holder = other.withLock("a", TTL, holderDone.asMono()).toFuture();
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
@@ -149,9 +149,8 @@ class DirectedWakeUpTest {
     @Test
     void aWaiterThatGetsTheLockIsNoLongerAmongTheSleepersSoReleasesWakeTheOthers() {
         redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
-        ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+        ReactiveRedisLock lock = instance(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(20)).acquireTimeout(Duration.ofMinutes(1)).build());
-        locks.add(lock);
         Sinks.Empty<Void> body = Sinks.empty();
         CompletableFuture<Void> held = lock.withLock("a", TTL, body.asMono()).toFuture();
         await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
@@ -222,10 +221,8 @@ class DirectedWakeUpTest {
     void aNoticePublishedRightAfterTheScriptThatRegisteredTheWaiterWakesIt(String primitive) throws Exception {
         LockOptions slow = LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMinutes(1))
                 .acquireTimeout(Duration.ofMinutes(5)).build();
-        ReactiveRedisLock holding = ReactiveRedisLock.create(redis.uri(), slow);
-        ReactiveRedisLock waiting = ReactiveRedisLock.create(redis.uri(), slow);
-        locks.add(holding);
-        locks.add(waiting);
+        ReactiveRedisLock holding = instance(slow);
+        ReactiveRedisLock waiting = instance(slow);
         IntFunction<Mono<Integer>> acquire = primitive.equals("lock")
                 ? round -> waiting.withLock("a", TTL, lease -> Mono.just(round))
                 : round -> waiting.multiLock().withLocks(List.of("a", "b"), TTL, Mono.just(round));
@@ -285,9 +282,8 @@ class DirectedWakeUpTest {
         Sinks.Empty<Void> holderDone = Sinks.empty();
         instance().withLock("a", TTL, holderDone.asMono()).subscribe();
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
-        ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
+        ReactiveRedisLock client = instance(LockOptions.builder()
                 .backoff(Duration.ofMillis(50), Duration.ofMillis(50)).acquireTimeout(Duration.ofSeconds(2)).build());
-        locks.add(client);
         ReactiveLock here = fair ? client.fair() : client;
         List<CompletableFuture<Integer>> attempts = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
