@@ -22,7 +22,7 @@ final class FairRedisStore extends RedisStore {
     /** Always the script: a newcomer's {@code SET NX PX} would go ahead of the line. */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
-        return acquireByScript(call, attempt);
+        return acquireByScript(call, attempt, false);
     }
 
     @Override

@@ -46,32 +46,23 @@ final class LockScripts {
 
     /**
      * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
-     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms); see
-     * {@link #nextFence(String, String, String)}.
+     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms), with
+     * the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above the
+     * last token issued for the lock if that is higher. The record is written and the last token
+     * read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the last
+     * token (it stepped back) or the record carried the sleepers mark is it written again.
      */
     static String nextFence(String time) {
-        return nextFence(time, "KEYS[2]", "ARGV[3]");
-    }
-
-    /**
-     * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
-     * variable {@code time}, the fencing record's key and its retention in ms (Lua expressions),
-     * with the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above
-     * the last token issued for the lock if that is higher. The record is written and the last
-     * token read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the
-     * last token (it stepped back) or the record carried the sleepers mark is it written again.
-     */
-    static String nextFence(String time, String record, String retention) {
         return """
                 local fence = tonumber(%1$s[1]) * 1000000 + tonumber(%1$s[2])
-                local record = redis.call('SET', %2$s, string.format('%%.0f', fence), 'PX', %3$s, 'GET')
+                local record = redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET')
                 local last = lastFence(record)
                 local raised = last and last >= fence
                 if raised then fence = last + 1 end
                 if raised or marked(record) then
-                  redis.call('SET', %2$s, string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', %3$s)
+                  redis.call('SET', KEYS[2], string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', ARGV[3])
                 end
-                """.formatted(time, record, retention);
+                """.formatted(time);
     }
 
     private static final String NEXT_FENCE = nextFence("now");
@@ -87,10 +78,10 @@ final class LockScripts {
      * A grant takes the token out of the sleepers.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
-     * token: an attempt whose reply was lost can be retried safely, and a sleeper claims the lock
-     * a release kept for it ({@link #RELEASE}) with the fencing token that release issued. The first attempt on a free
-     * lock, the common case, costs a {@code SET NX} and the fencing token's two calls ({@code TIME},
-     * {@code SET ... GET}).
+     * token: an attempt whose reply was lost can be retried safely. A lock a release kept for this
+     * token ({@code ~token}, see {@link #RELEASE}) is claimed: set to the token for the ttl, with a
+     * new fencing token. The first attempt on a free lock, the common case, costs a {@code SET NX}
+     * and the fencing token's two calls ({@code TIME}, {@code SET ... GET}).
      *
      * <p>The fencing token is the server clock in microseconds, raised above the last token issued
      * for the lock while its record lives. Records expire, so memory stays bounded by the locks
@@ -99,13 +90,18 @@ final class LockScripts {
      * of it lets tokens go backwards (README, "Fencing tokens").
      */
     public static final LuaScript ACQUIRE = LuaScript.of(FENCE_RECORD + SLEEPERS_MARK + """
-            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+            local holder = false
+            if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then holder = redis.call('GET', KEYS[1]) end
+            if not holder then
               if KEYS[3] and ARGV[6] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
-            elseif redis.call('GET', KEYS[1]) == ARGV[1] then
+            elseif holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
               local fence = lastFence(redis.call('GET', KEYS[2]))
               if fence and fence > 0 then return fence end
+            elseif holder == '~' .. ARGV[1] then
+              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
             else
               if KEYS[3] then
                 redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
@@ -121,15 +117,16 @@ final class LockScripts {
             """);
 
     /**
-     * KEYS: lock, and optionally its sleepers and fencing record. ARGV: token, release channel, and
-     * with the sleepers the grace ms and the fencing record's retention ms. If the token holds the
-     * lock, releases it and announces that: without sleepers to every listening process (an empty
-     * message), returning 1. With sleepers, the lock goes to the one that started first, in
-     * whichever process: it is popped, the lock is set to its token for the grace period and the
-     * fencing token moves on, and its token is published; its next attempt, which the notice
-     * brings at once, finds the lock its own and claims it, while newcomers find it busy. Returns
+     * KEYS: lock, and optionally its sleepers and fencing record (both or neither). ARGV: token,
+     * release channel, and with the sleepers the grace ms. If the token holds the lock, or the lock
+     * is kept for it (a waiter leaving), releases it and announces that: without sleepers to every
+     * listening process (an empty message), returning 1. With sleepers, the lock goes to the one
+     * that started first, in whichever process: it is popped, the lock is kept for it for the grace
+     * period (the lock's value becomes {@code ~} and its token), and its token is published; its
+     * next attempt, which the notice brings at once, claims the lock with a new fencing token
+     * ({@link #ACQUIRE}), while newcomers find it busy and nobody can renew the kept lock. Returns
      * 2 then; with no sleeper the lock is deleted and 1 returned. Otherwise takes the token out of
-     * the sleepers (a waiter leaving) and returns 0.
+     * the sleepers and returns 0.
      *
      * <p>A sleeper that died without leaving holds the lock up for the grace period, after which
      * the other waiters' polls find it free. A holder's token is not among the sleepers, since
@@ -150,7 +147,7 @@ final class LockScripts {
             else
               holder = redis.call('GET', KEYS[1])
             end
-            if holder ~= ARGV[1] then
+            if holder ~= ARGV[1] and holder ~= '~' .. ARGV[1] then
               if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
               return 0
             end
@@ -163,9 +160,7 @@ final class LockScripts {
               local next = redis.call('ZPOPMIN', KEYS[2])
               if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
               if next[1] then
-                redis.call('SET', KEYS[1], next[1], 'PX', ARGV[3])
-                local now = redis.call('TIME')
-            """ + nextFence("now", "KEYS[3]", "ARGV[4]") + """
+                redis.call('SET', KEYS[1], '~' .. next[1], 'PX', ARGV[3])
                 redis.call('PUBLISH', ARGV[2], next[1])
                 return 2
               end

@@ -15,14 +15,15 @@ final class MultiLockScripts {
      * Acquire, all or none. KEYS: for each name, its lock, fencing record and sleepers. ARGV:
      * token, ttl ms, fence retention ms, waiter lease ms, the waiter's start (epoch ms), then each
      * name's release channel. Returns the fencing token (> 0) when every name is now the token's,
-     * or {@code -i} when name {@code i} (from 1) is held by another token.
+     * or {@code -i} when name {@code i} (from 1) is held by another token. A name that a single
+     * lock's release kept for this token ({@code ~token}) counts as free for it.
      *
      * <p>Granted: every lock is set to the token for the ttl and every name's record to one
      * fencing token, the server clock in microseconds raised above the last token issued for each
      * of the names, so it is above every earlier holder's of each name; a record keeps its
      * sleepers mark ({@link LockScripts#FENCE_RECORD}). The token leaves the sleepers.
      *
-     * <p>Refused: the token keeps nothing (a name it held from an earlier attempt is released), it
+     * <p>Refused: the token keeps nothing (a name it held or that was kept for it is released), it
      * sleeps on the busy name only (marking its fencing record, so that the single lock's release
      * looks at the sleepers), and each other name that is free has its oldest sleeper woken:
      * that waiter may have been passed over for this caller, woken by a release and then refused.
@@ -31,7 +32,7 @@ final class MultiLockScripts {
             local n = #KEYS / 3
             for i = 1, n do
               local holder = redis.call('GET', KEYS[3 * i - 2])
-              if holder and holder ~= ARGV[1] then
+              if holder and holder ~= ARGV[1] and holder ~= '~' .. ARGV[1] then
                 for j = 1, n do
                   local sleepers = KEYS[3 * j]
                   if j == i then
@@ -42,7 +43,7 @@ final class MultiLockScripts {
                   else
                     redis.call('ZREM', sleepers, ARGV[1])
                     local other = redis.call('GET', KEYS[3 * j - 2])
-                    if other == ARGV[1] then
+                    if other == ARGV[1] or other == '~' .. ARGV[1] then
                       redis.call('DEL', KEYS[3 * j - 2])
                       other = false
                     end
@@ -90,15 +91,18 @@ final class MultiLockScripts {
     /**
      * Release, also used to stop waiting. KEYS: for each name, its lock and sleepers. ARGV:
      * token, then each name's release channel. Takes the token out of every name's sleepers; deletes
-     * each lock the token holds and wakes that name's oldest sleeper by publishing its token, as
-     * the single lock's release does. Returns how many locks were deleted.
+     * each lock the token holds or that a single lock's release kept for it ({@code ~token}, see
+     * {@link LockScripts#RELEASE}), and wakes that name's oldest sleeper by publishing its token;
+     * unlike the single lock's release it does not keep the lock for that sleeper, who races
+     * newcomers for it. Returns how many locks were deleted.
      */
     static final LuaScript RELEASE = LuaScript.of("""
             local released = 0
             for i = 1, #KEYS / 2 do
               local lock, sleepers = KEYS[2 * i - 1], KEYS[2 * i]
               redis.call('ZREM', sleepers, ARGV[1])
-              if redis.call('GET', lock) == ARGV[1] then
+              local holder = redis.call('GET', lock)
+              if holder == ARGV[1] or holder == '~' .. ARGV[1] then
                 redis.call('DEL', lock)
                 released = released + 1
                 local next = redis.call('ZPOPMIN', sleepers)

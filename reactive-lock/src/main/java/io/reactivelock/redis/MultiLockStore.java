@@ -154,7 +154,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
                     if (result < 0) {
                         int busy = (int) -result - 1;
                         call.busyChannel = group.channels[busy];
-                        return releaseGroups(call, g).thenReturn(Reply.refused(Reason.BUSY,
+                        return releaseAllBut(call, g).thenReturn(Reply.refused(Reason.BUSY,
                                 "'" + group.names.get(busy) + "' stayed busy", null));
                     }
                     group.names.forEach(name -> fencingTokens.put(name, result));
@@ -166,11 +166,27 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
                 });
     }
 
+    /**
+     * Releases every group but {@code g}, which refused this attempt: those before it were taken,
+     * and those after it may hold this caller's registration from an earlier attempt, which a
+     * single lock's release would otherwise keep the name for, for nobody to claim.
+     */
+    private Mono<Void> releaseAllBut(Call call, int g) {
+        return Flux.range(0, call.groups.size()).filter(i -> i != g)
+                .flatMap(i -> releaseGroup(call, call.groups.get(i)))
+                .then();
+    }
+
+    /** Releases one group; a failure is left to the next attempt or to the core. */
+    private Mono<Long> releaseGroup(Call call, Group group) {
+        return command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group))
+                .onErrorResume(e -> Mono.empty());
+    }
+
     /** Releases the first {@code count} groups, each once; a failure is left to the next attempt or to the core. */
     private Mono<Void> releaseGroups(Call call, int count) {
         return Flux.fromIterable(call.groups.subList(0, count))
-                .flatMap(group -> command(call, MultiLockScripts.RELEASE, group.releaseKeys, call.releaseArgs(group))
-                        .onErrorResume(e -> Mono.empty()))
+                .flatMap(group -> releaseGroup(call, group))
                 .then();
     }
 

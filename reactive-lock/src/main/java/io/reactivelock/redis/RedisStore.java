@@ -16,8 +16,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
- * one script, release a compare-and-delete that announces the release, renewal a
- * compare-and-expire. A holder with waiters in this process hands the lock straight to the one
+ * one script, release a compare-and-delete that hands the lock to the oldest sleeper when
+ * there is one, renewal a compare-and-expire. A holder with waiters in this process hands the lock straight to the one
  * that has waited longest ({@code HAND_OVER}), for runs of at most an eighth of the longest
  * backoff step.
  *
@@ -49,8 +49,22 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /** Locks with a plain {@code SET NX PX} of this process on its way, to the acquisition that sent it. */
     private final ConcurrentHashMap<String, Call> settingNow = new ConcurrentHashMap<>();
 
+    /** The grace period in ms, as the release script takes it. */
+    private final String grace;
+
     RedisStore(StoreContext redis) {
         this.redis = redis;
+        this.grace = Long.toString(grace(redis.options().maxBackoff(), redis.options().commandTimeout()).toMillis());
+    }
+
+    /**
+     * How long a release keeps the lock for the sleeper it wakes: one longest backoff step, the
+     * longest the other waiters sleep anyway, but no longer than one command may take (a live
+     * sleeper claims it with one command once the notice is in), and at least a millisecond.
+     */
+    static Duration grace(Duration maxBackoff, Duration commandTimeout) {
+        Duration step = maxBackoff.compareTo(commandTimeout) < 0 ? maxBackoff : commandTimeout;
+        return step.toMillis() < 1 ? Duration.ofMillis(1) : step;
     }
 
     /**
@@ -110,24 +124,22 @@ class RedisStore implements LockStore<RedisStore.Call> {
         return new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
     }
 
-    /** With the grace period a woken sleeper has to claim the lock kept for it: one longest backoff step. */
+    /** With the grace period a woken sleeper has to claim the lock kept for it ({@link #grace(Duration, Duration)}). */
     String[] releaseArgs(Call call) {
-        return new String[] {call.token(), call.channel, Long.toString(redis.options().maxBackoff().toMillis()),
-                call.fenceRetention()};
+        return new String[] {call.token(), call.channel, grace};
     }
 
     /**
      * The plain {@code SET NX PX} for the first attempt of an acquisition that needs no fencing
      * token and found no waiter of this process ahead of it, one per lock at a time: in a burst of
      * newcomers on one name, the others go straight to the script, which registers them, instead
-     * of each sending a {@code SET} that will find the lock busy. So does a newcomer on a lock this
-     * process still listens on (it waited for it within the linger): the lock is likely busy.
+     * of each sending a {@code SET} that will find the lock busy.
      */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
-        if (attempt > 1 || call.request.fencing() || call.waiter != null || redis.notices().listening(call.channel)
+        if (attempt > 1 || call.request.fencing() || call.waiter != null
                 || settingNow.putIfAbsent(call.lockKey, call) != null) {
-            return acquireByScript(call, attempt);
+            return acquireByScript(call, attempt, false);
         }
         Duration ttl = call.request.ttl();
         return redis.commands().setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
@@ -138,13 +150,17 @@ class RedisStore implements LockStore<RedisStore.Call> {
                     }
                     // Busy: the script registers the waiter, unless the acquisition ended meanwhile.
                     return call.request.waiter().hasEnded() ? CompletableFuture.completedStage(Reply.busy())
-                            : acquireByScript(call, attempt);
+                            : acquireByScript(call, attempt, true);
                 });
     }
 
-    /** Attempt number {@code attempt} by the acquire script: a fencing token if granted, else registered to be woken. */
-    CompletionStage<Reply> acquireByScript(Call call, int attempt) {
-        listenBeforeRegistering(call);
+    /**
+     * Attempt number {@code attempt} by the acquire script: a fencing token if granted, else
+     * registered to be woken; {@code busy} when a {@code SET} of this attempt just found the lock
+     * busy.
+     */
+    CompletionStage<Reply> acquireByScript(Call call, int attempt, boolean busy) {
+        listenBeforeRegistering(call, busy);
         long validFor = call.request.ttl().toNanos();
         return redis.commands().run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
@@ -153,11 +169,12 @@ class RedisStore implements LockStore<RedisStore.Call> {
     /**
      * The script registers a waiter that finds the lock busy, and the release right after may
      * publish its token at once: a waiter that joins the channel only when the reply is back would
-     * miss that notice and sleep a long step. So it joins first if the channel is listening (no
-     * subscription is sent for it then), and notes whether it {@linkplain Call#heard heard}.
+     * miss that notice. So one that knows the lock is {@code busy} joins first if the channel is
+     * listening (no subscription is sent for it then); each notes whether it
+     * {@linkplain Call#heard heard}, and one that did not takes a short step, not a long one.
      */
-    private void listenBeforeRegistering(Call call) {
-        if (call.waiter == null && redis.notices().listening(call.channel)) {
+    private void listenBeforeRegistering(Call call, boolean busy) {
+        if (busy && call.waiter == null && redis.notices().listening(call.channel)) {
             join(call);
         }
         call.heard = call.waiter != null && redis.notices().listening(call.channel);
@@ -287,9 +304,9 @@ class RedisStore implements LockStore<RedisStore.Call> {
         if (!call.heard) {
             return redis.backoff().step(retry);
         }
-        // The attempt was sent on a confirmed subscription: every release since wakes a waiter
-        // here or hands one the lock. Polling only covers lost notices and holders that died,
-        // which the first local waiter does at the longest step; the others wait to be woken.
+        // The attempt was sent on a confirmed subscription: a release that keeps the lock for this
+        // waiter reaches it. Polling only covers lost notices and holders that died, which the
+        // first local waiter does at the longest step; the others wait to be woken.
         return redis.notices().isFirst(Objects.requireNonNull(call.waiter)) ? redis.backoff().step(Long.MAX_VALUE) : followerStep();
     }
 

@@ -32,11 +32,14 @@ import io.reactivelock.spi.Waiter;
  * write. A subscription Redis refuses (an outage, a missing ACL channel) is logged, the first
  * time as a warning, and sent again when the next waiter joins; meanwhile waiters poll.
  *
- * <p>An empty notice (non-fair release) wakes the local waiter that has waited longest, not all
- * of them; a notice carrying a token wakes that waiter only, and {@link #EVERYONE} wakes them all. Notices are hints: the local waiter
- * that has waited longest ({@link #isFirst}) keeps trying at its backoff step, so a lost notice
- * or a holder that died costs at most one step; the others wait to be woken (by a notice, a
- * hand-off, or the first leaving without the lock) and call Redis only to keep their place.
+ * <p>An empty notice wakes the local waiter that has waited longest, not all of them; a notice
+ * carrying a token wakes that waiter only (a release keeps the lock for it), and
+ * {@link #EVERYONE} wakes them all. Notices are hints: the local waiter that has waited longest
+ * ({@link #isFirst}) keeps trying at its backoff step, so a lost notice or a holder that died
+ * costs at most one step (and a lost notice that carried a token, the lock kept for its waiter
+ * until the release's grace period ends or that waiter's next try claims it); the others wait to
+ * be woken (by a notice, a hand-off, or the first leaving without the lock) and call Redis only
+ * to keep their place.
  *
  * <p>A releasing holder may also {@linkplain #reserveLongestWaiting reserve} the local waiter that
  * has waited longest and hand the lock straight to it. A run of such hand-offs on one channel can
@@ -146,7 +149,10 @@ final class ReleaseNotices {
         return c == null ? 0 : c.waiters.size();
     }
 
-    /** Whether Redis confirmed the subscription of {@code channel}: every release of its lock now wakes a waiter here. */
+    /**
+     * Whether Redis confirmed the subscription of {@code channel} and no unsubscribe was sent since:
+     * every release of its lock now reaches this process.
+     */
     public boolean listening(String channel) {
         Channel c = channels.get(channel);
         return c != null && c.listening;
@@ -194,6 +200,9 @@ final class ReleaseNotices {
             boolean want = (!c.waiters.isEmpty() || c.lingering) && !c.refused && channels.get(name) == c;
             if (want != c.subscribed) {
                 c.subscribed = want;
+                if (!want) {
+                    c.listening = false; // notices may stop as soon as the UNSUBSCRIBE is on its way
+                }
                 int done = todo;
                 CompletionStage<Void> sent = want ? connection.async().subscribe(name) : connection.async().unsubscribe(name);
                 sent.whenComplete((ok, e) -> {
@@ -203,8 +212,6 @@ final class ReleaseNotices {
                         c.subscribed = false;
                         c.refused = true;
                         refused(name, e);
-                    } else {
-                        c.listening = false;
                     }
                     int more = c.wip.addAndGet(-done);
                     if (more != 0) {
@@ -247,7 +254,7 @@ final class ReleaseNotices {
         volatile boolean subscribed;
         /** Redis refused the last SUBSCRIBE; cleared when a waiter joins. */
         volatile boolean refused;
-        /** Redis confirmed the subscription. */
+        /** Redis confirmed the subscription, and no UNSUBSCRIBE was sent since. */
         volatile boolean listening;
         /** The last waiter left less than the linger time ago: the subscription is kept. */
         volatile boolean lingering;

@@ -85,7 +85,7 @@ class DirectedWakeUpTest {
     private String release(String name, String token) {
         String lock = "lock:{" + name + "}";
         return redis.call("EVAL", LockScripts.RELEASE.source(), "3", lock, lock + ":sleepers", lock + ":fence", token,
-                lock + ":released", "60000", "120000");
+                lock + ":released", "60000");
     }
 
     @Test
@@ -119,11 +119,33 @@ class DirectedWakeUpTest {
         redis.call("SET", "lock:{a}:fence", "7+", "PX", "60000"); // fencing token 7, sleepers marked
         redis.call("ZADD", "lock:{a}:sleepers", "1", "holder", "2", "sleeper");
         assertThat(release("a", "holder")).as("released, and kept for a sleeper").isEqualTo("2");
-        assertThat(redis.call("GET", "lock:{a}")).as("kept for the sleeper").isEqualTo("sleeper");
+        assertThat(redis.call("GET", "lock:{a}")).as("kept for the sleeper").isEqualTo("~sleeper");
         assertThat(redis.call("EXISTS", "lock:{a}:sleepers")).as("the sleeper was popped, the holder's entry too")
                 .isEqualTo("0");
-        assertThat(Long.parseLong(redis.call("GET", "lock:{a}:fence").replace("+", ""))).as("a new fencing token for the sleeper")
-                .isGreaterThan(7);
+        assertThat(redis.call("EVAL", LockScripts.RENEW.source(), "1", "lock:{a}", "sleeper", "60000"))
+                .as("a kept lock is nobody's to renew").isEqualTo("0");
+
+        String claimed = redis.call("EVAL", LockScripts.ACQUIRE.source(), "3", "lock:{a}", "lock:{a}:fence", "lock:{a}:sleepers",
+                "sleeper", "60000", "120000", "1000", "2", "1");
+        assertThat(Long.parseLong(claimed)).as("the sleeper's claim: a new fencing token").isGreaterThan(7);
+        assertThat(redis.call("GET", "lock:{a}")).as("claimed").isEqualTo("sleeper");
+    }
+
+    @Test
+    void aLongestStepUnderAMillisecondStillKeepsTheLockForTheSleeperForAMillisecond() throws Exception {
+        // A grace period of 0 ms would make the release's SET ... PX fail after it popped the sleeper.
+        LockOptions options = LockOptions.builder().backoff(Duration.ofNanos(100_000), Duration.ofNanos(500_000))
+                .acquireTimeout(Duration.ofMinutes(1)).build();
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        CompletableFuture<Void> holder = instance(options).withLock("a", TTL, holderDone.asMono()).toFuture();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        CompletableFuture<Integer> waiter = instance(options).withLock("a", TTL, Mono.just(1)).toFuture();
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+
+        holderDone.tryEmitEmpty();
+        holder.get(10, TimeUnit.SECONDS);
+        assertThat(waiter.get(10, TimeUnit.SECONDS)).as("the waiter got the lock long before its 30 s lease would end").isEqualTo(1);
+        assertThat(redis.call("EXISTS", "lock:{a}")).as("and released it").isEqualTo("0");
     }
 
     @Test
