@@ -16,26 +16,26 @@ import reactor.core.publisher.Mono;
 
 /**
  * The non-fair lock on one Redis deployment: acquire is {@code SET NX PX} plus a fencing token in
- * one script, release a compare-and-delete that hands the lock to the oldest sleeper when
- * there is one, renewal a compare-and-expire. A holder with waiters in this process hands the lock straight to the one
- * that has waited longest ({@code HAND_OVER}), for runs of at most an eighth of the longest
- * backoff step.
+ * one script, release a compare-and-delete that hands the lock to the oldest sleeper when there
+ * is one, renewal a compare-and-expire. A holder with waiters in this process hands the lock
+ * straight to the one that has waited longest ({@code HAND_OVER}), for runs of at most an eighth
+ * of the longest backoff step.
  *
  * <p>A body that does not see the lease needs no fencing token: the first attempt of such an
  * acquisition, unless it queued behind this process's waiters ({@link #beforeFirstAttempt}) or
- * another acquisition's {@code SET} on the lock is on its way,
- * is the plain {@code SET NX PX}, which costs Redis a fraction of any script; only if it finds
- * the lock busy does the script follow, in the same attempt, to register the waiter for a
- * wake-up.
+ * another acquisition's {@code SET} on the lock is on its way, is the plain {@code SET NX PX},
+ * which costs Redis a fraction of any script; only if it finds the lock busy does the script
+ * follow, in the same attempt, to register the waiter for a wake-up.
  *
  * <p>With release notices, a waiter that finds the lock busy registers its token in the lock's
  * sleepers (scored by when it started) and sleeps until woken or its backoff step (the first
- * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the others). A
- * release that finds sleepers keeps the lock for the one that started first, in whichever
- * process, for one longest backoff step, and wakes it by name: its next attempt claims the lock,
- * so one release leads to one attempt in the whole fleet, and waiters of other processes are
- * served oldest first. Newcomers find the lock busy meanwhile: a woken waiter that had to race
- * them for a freed lock could lose, and each loss cost it another round of runs of hand-offs.
+ * local waiter on the lock) or the longer {@linkplain #followerStep() follower step} (the
+ * others). A release that finds sleepers keeps the lock for the one that started first, in
+ * whichever process, for a {@linkplain #grace grace period}, and wakes it by name: its next
+ * attempt claims the lock, so one release leads to one attempt in the whole fleet, and waiters of
+ * other processes are served oldest first. Newcomers find the lock busy meanwhile: a woken waiter
+ * that had to race them for a freed lock could lose, and each loss cost it another round of runs
+ * of hand-offs.
  */
 class RedisStore implements LockStore<RedisStore.Call> {
 
