@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -146,6 +147,23 @@ class DirectedWakeUpTest {
         holder.get(10, TimeUnit.SECONDS);
         assertThat(waiter.get(10, TimeUnit.SECONDS)).as("the waiter got the lock long before its 30 s lease would end").isEqualTo(1);
         assertThat(redis.call("EXISTS", "lock:{a}")).as("and released it").isEqualTo("0");
+    }
+
+    @Test
+    void aWaiterCancelledWhileTheLockIsKeptForItPassesTheLockOnAtOnce() {
+        redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
+        ReactiveRedisLock lock = instance(LockOptions.builder().backoff(Duration.ofMillis(1), Duration.ofMinutes(1))
+                .acquireTimeout(Duration.ofMinutes(5)).build());
+        Disposable waiter = lock.withLock("a", TTL, Mono.just(1)).subscribe();
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
+        String token = String.valueOf(redis.callList("ZRANGE", "lock:{a}:sleepers", "0", "0").get(0));
+        // The outsider's release keeps the lock for the waiter for a minute; its notice goes where nobody listens.
+        assertThat(redis.call("EVAL", LockScripts.RELEASE.source(), "3", "lock:{a}", "lock:{a}:sleepers", "lock:{a}:fence",
+                "outsider", "nobody-listens", "60000")).isEqualTo("2");
+        assertThat(redis.call("GET", "lock:{a}")).isEqualTo("~" + token);
+
+        waiter.dispose(); // its release of what it may hold frees the lock kept for it, long before the minute
+        await().atMost(Duration.ofSeconds(10)).until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
     }
 
     @Test
