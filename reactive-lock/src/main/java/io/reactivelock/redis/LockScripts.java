@@ -6,61 +6,20 @@ final class LockScripts {
     private LockScripts() {}
 
     /**
-     * Lua functions that read a fencing record: {@code lastFence(record)}, the last token issued
-     * ({@code false} without a record, 0 for a record made only to carry the mark), and
-     * {@code marked(record)}, whether it ends in the <em>sleepers mark</em> {@code +}.
-     *
-     * <p>Why the mark: a non-fair release must wake a sleeper when there is one, but looking at the
-     * sleepers costs a call ({@code ZPOPMIN} on a missing key is still one). A waiter that registers
-     * as a sleeper marks the lock's fencing record in the same script, and the release reads the
-     * record with the lock in the one {@code MGET} it needs anyway; only a marked record sends it
-     * to the sleepers, so an uncontended release costs what the raw compare-and-delete does. The
-     * mark is a hint that errs on the safe side: every write of the record keeps it, and only a
-     * release that found the sleepers empty takes it off ({@link #SLEEPERS_MARK} sets it).
-     */
-    static final String FENCE_RECORD = """
-            local function lastFence(record) return record and tonumber(string.match(record, '^%d+')) end
-            local function marked(record) return record and string.sub(record, -1) == '+' end
-            """;
-
-    /**
-     * The Lua function that sets the sleepers mark ({@link #FENCE_RECORD}, whose functions it
-     * needs), for the acquire scripts only: {@code markSleepers(key, keep)} makes a record for
-     * the mark alone (token 0) where there is none, and keeps the record at least {@code keep} ms
-     * (a waiter's retention): a holder without a fencing token wrote no record, so one left by an
-     * earlier holder may be about to expire. If the record expires under the mark all the same (a
-     * holder that renewed past it), the next registration, at the latest one backoff step later,
-     * marks it again; a release in between wakes nobody, as a lost notice would. Kept out of the
-     * other scripts, the release above all, which would otherwise define it on every call.
-     */
-    static final String SLEEPERS_MARK = """
-            local function markSleepers(key, keep)
-              local record = redis.call('GET', key)
-              if not record then
-                redis.call('SET', key, '0+', 'PX', keep)
-              elseif not marked(record) then
-                redis.call('SET', key, record .. '+', 'PX', math.max(keep, redis.call('PTTL', key)))
-              end
-            end
-            """;
-
-    /**
      * Issues the next fencing token into {@code fence}, given the {@code TIME} reply in the Lua
-     * variable {@code time}, KEYS[2] (the fencing record) and ARGV[3] (its retention in ms), with
-     * the functions of {@link #FENCE_RECORD}: the server clock in microseconds, or one above the
-     * last token issued for the lock if that is higher. The record is written and the last token
-     * read in one {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the last
-     * token (it stepped back) or the record carried the sleepers mark is it written again.
+     * variable {@code time}, KEYS[2] (the fencing record: the last token issued, in decimal) and
+     * ARGV[3] (its retention in ms): the server clock in microseconds, or one above the last token
+     * issued for the lock if that is higher. The record is written and the last token read in one
+     * {@code SET ... GET} (Redis 6.2); only when the clock is not ahead of the last token (it
+     * stepped back) is it written again.
      */
     static String nextFence(String time) {
         return """
                 local fence = tonumber(%1$s[1]) * 1000000 + tonumber(%1$s[2])
-                local record = redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET')
-                local last = lastFence(record)
-                local raised = last and last >= fence
-                if raised then fence = last + 1 end
-                if raised or marked(record) then
-                  redis.call('SET', KEYS[2], string.format('%%.0f', fence) .. (marked(record) and '+' or ''), 'PX', ARGV[3])
+                local last = tonumber(redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3], 'GET'))
+                if last and last >= fence then
+                  fence = last + 1
+                  redis.call('SET', KEYS[2], string.format('%%.0f', fence), 'PX', ARGV[3])
                 end
                 """.formatted(time);
     }
@@ -74,14 +33,23 @@ final class LockScripts {
      * fencing token (> 0) when the lock is ours, or 0 when another token holds it; then, given
      * sleepers, the token is registered there once, scored by its start, so that releases wake
      * waiters by name in the order they started; the sleepers expire one waiter lease after the
-     * last registration, and the fencing record carries the sleepers mark ({@link #FENCE_RECORD}).
-     * A grant takes the token out of the sleepers.
+     * last registration. A grant takes the token out of the sleepers.
+     *
+     * <p><b>The lock's value</b> is its holder's token, followed by the <em>sleepers mark</em>
+     * {@code +} once a waiter registered while it held the lock, or {@code ~} and a token while a
+     * release keeps the lock for that waiter ({@link #RELEASE}). Why the mark: a release must wake
+     * a sleeper when there is one, but looking at the sleepers costs a call ({@code ZPOPMIN} on a
+     * missing key is still one). With the mark in the value it reads anyway, an unmarked release is
+     * the raw compare-and-delete: {@code GET} and {@code DEL}. The mark errs on the safe side: a
+     * claim of a kept lock carries it (more may sleep), and so does a grant to a registered waiter
+     * that leaves others registered. A lock that expired takes its mark with it; the sleepers'
+     * next attempts, one longest backoff step later at the latest, mark its next holder.
      *
      * <p>Taking a lock we already hold with the same token succeeds again with the same fencing
-     * token: an attempt whose reply was lost can be retried safely. A lock a release kept for this
-     * token ({@code ~token}, see {@link #RELEASE}) is claimed: set to the token for the ttl, with a
-     * new fencing token. The first attempt on a free lock, the common case, costs a {@code SET NX}
-     * and the fencing token's two calls ({@code TIME}, {@code SET ... GET}).
+     * token: an attempt whose reply was lost can be retried safely. A lock kept for this token is
+     * claimed: set to the token for the ttl, with a new fencing token. The first attempt on a free
+     * lock, the common case, costs a {@code SET NX} and the fencing token's two calls
+     * ({@code TIME}, {@code SET ... GET}).
      *
      * <p>The fencing token is the server clock in microseconds, raised above the last token issued
      * for the lock while its record lives. Records expire, so memory stays bounded by the locks
@@ -89,25 +57,30 @@ final class LockScripts {
      * the (new) server's clock is not behind the last token issued; a lost record that was ahead
      * of it lets tokens go backwards (README, "Fencing tokens").
      */
-    public static final LuaScript ACQUIRE = LuaScript.of(FENCE_RECORD + SLEEPERS_MARK + """
+    public static final LuaScript ACQUIRE = LuaScript.of("""
             local holder = false
             if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then holder = redis.call('GET', KEYS[1]) end
             if not holder then
-              if KEYS[3] and ARGV[6] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
-            elseif holder == ARGV[1] then
+              if KEYS[3] and ARGV[6] == '1' then
+                redis.call('ZREM', KEYS[3], ARGV[1])
+                if redis.call('ZCARD', KEYS[3]) > 0 then redis.call('SET', KEYS[1], ARGV[1] .. '+', 'PX', ARGV[2]) end
+              end
+            elseif holder == ARGV[1] or holder == ARGV[1] .. '+' then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
-              local fence = lastFence(redis.call('GET', KEYS[2]))
-              if fence and fence > 0 then return fence end
+              local fence = tonumber(redis.call('GET', KEYS[2]))
+              if fence then return fence end
             elseif holder == '~' .. ARGV[1] then
-              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              redis.call('SET', KEYS[1], ARGV[1] .. '+', 'PX', ARGV[2])
               if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[1]) end
             else
               if KEYS[3] then
                 redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
                 redis.call('PEXPIRE', KEYS[3], ARGV[4])
-                -- The sleepers mark, so that the holder's release looks at the sleepers.
-                markSleepers(KEYS[2], math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
+                -- The sleepers mark, so that the holder's release looks at the sleepers (a kept lock is looked at anyway).
+                if string.byte(holder) ~= 126 and string.byte(holder, -1) ~= 43 then
+                  redis.call('SET', KEYS[1], holder .. '+', 'KEEPTTL')
+                end
               end
               return 0
             end
@@ -117,13 +90,13 @@ final class LockScripts {
             """);
 
     /**
-     * KEYS: lock, and optionally its sleepers and fencing record (both or neither). ARGV: token,
-     * release channel, and with the sleepers the grace ms. If the token holds the lock, or the lock
-     * is kept for it (a waiter leaving), releases it and announces that: without sleepers to every
-     * listening process (an empty message), returning 1. With sleepers, the lock goes to the one
-     * that started first, in whichever process: it is popped, the lock is kept for it for the grace
-     * period (the lock's value becomes {@code ~} and its token), and its token is published; its
-     * next attempt, which the notice brings at once, claims the lock with a new fencing token
+     * KEYS: lock, and optionally its sleepers. ARGV: token, release channel, and with the sleepers
+     * the grace ms. If the token holds the lock, or the lock is kept for it (a waiter leaving),
+     * releases it. Without sleepers (Redlock) every listening process hears of it (an empty
+     * message). With sleepers, a lock that carries the sleepers mark or was kept goes to the one
+     * that started first, in whichever process: it is popped, the lock is kept for it for the
+     * grace period (the lock's value becomes {@code ~} and its token), and its token is published;
+     * its next attempt, which the notice brings at once, claims the lock with a new fencing token
      * ({@link #ACQUIRE}), while newcomers find it busy and nobody can renew the kept lock. Returns
      * 2 then; with no sleeper the lock is deleted and 1 returned. Otherwise takes the token out of
      * the sleepers and returns 0.
@@ -134,43 +107,26 @@ final class LockScripts {
      * (replies of one connection come in order, but a {@code NOSCRIPT} retry is a second command):
      * if it is the oldest, it is popped and passed over.
      *
-     * <p>The lock and the record are read in one {@code MGET}, and the sleepers are looked at only
-     * when the record carries the sleepers mark ({@link #FENCE_RECORD}); a look that finds none
-     * takes the mark off. An uncontended release is then {@code MGET} and {@code DEL}, the raw
+     * <p>An unmarked release, the uncontended case, is {@code GET} and {@code DEL}: the raw
      * compare-and-delete's two calls.
      */
-    public static final LuaScript RELEASE = LuaScript.of(FENCE_RECORD + """
-            local holder, record
-            if KEYS[2] then
-              local read = redis.call('MGET', KEYS[1], KEYS[3])
-              holder, record = read[1], read[2]
-            else
-              holder = redis.call('GET', KEYS[1])
+    public static final LuaScript RELEASE = LuaScript.of("""
+            local holder = redis.call('GET', KEYS[1])
+            if holder == ARGV[1] then
+              redis.call('DEL', KEYS[1])
+              if not KEYS[2] then redis.call('PUBLISH', ARGV[2], '') end
+              return 1
             end
-            if holder ~= ARGV[1] and holder ~= '~' .. ARGV[1] then
+            if not KEYS[2] or (holder ~= ARGV[1] .. '+' and holder ~= '~' .. ARGV[1]) then
               if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
               return 0
             end
-            if not KEYS[2] then
-              redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], '')
-              return 1
-            end
-            if marked(record) then
-              local next = redis.call('ZPOPMIN', KEYS[2])
-              if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
-              if next[1] then
-                redis.call('SET', KEYS[1], '~' .. next[1], 'PX', ARGV[3])
-                redis.call('PUBLISH', ARGV[2], next[1])
-                return 2
-              end
-              -- Nobody sleeps: the mark comes off (a record made for the mark alone goes).
-              local last = lastFence(record)
-              if last and last > 0 then
-                redis.call('SET', KEYS[3], string.format('%.0f', last), 'KEEPTTL')
-              else
-                redis.call('DEL', KEYS[3])
-              end
+            local next = redis.call('ZPOPMIN', KEYS[2])
+            if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
+            if next[1] then
+              redis.call('SET', KEYS[1], '~' .. next[1], 'PX', ARGV[3])
+              redis.call('PUBLISH', ARGV[2], next[1])
+              return 2
             end
             redis.call('DEL', KEYS[1])
             return 1
@@ -178,25 +134,32 @@ final class LockScripts {
 
     /**
      * Non-fair hand-off to a waiter in the same process: one round trip instead of a release, a
-     * notice and the waiter's acquire. KEYS: lock, fence, sleepers. ARGV: holder's token, next holder's
-     * token, fence retention ms (for the next holder's lease), next holder's ttl ms. If the holder's token holds the lock, the
-     * next holder's token replaces it and the fencing token moves on; returns that fencing token,
-     * or 0 when the holder no longer held the lock (nothing changes then).
+     * notice and the waiter's acquire. KEYS: lock, fence, sleepers. ARGV: holder's token, next
+     * holder's token, fence retention ms (for the next holder's lease), next holder's ttl ms. If
+     * the holder's token holds the lock, the next holder's token replaces it (with the sleepers
+     * mark, if the lock carried it) and the fencing token moves on; returns that fencing token, or
+     * 0 when the holder no longer held the lock (nothing changes then).
      */
-    public static final LuaScript HAND_OVER = LuaScript.of(FENCE_RECORD + """
-            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    public static final LuaScript HAND_OVER = LuaScript.of("""
+            local holder = redis.call('GET', KEYS[1])
+            if holder ~= ARGV[1] and holder ~= ARGV[1] .. '+' then
               return 0
             end
-            redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[4])
+            redis.call('SET', KEYS[1], holder == ARGV[1] and ARGV[2] or ARGV[2] .. '+', 'PX', ARGV[4])
             redis.call('ZREM', KEYS[3], ARGV[2])
             local now = redis.call('TIME')
             """ + NEXT_FENCE + """
             return fence
             """);
 
-    /** KEYS: lock. ARGV: token, ttl ms. Extends the lock if it holds the token; returns 1 if so. */
+    /**
+     * KEYS: lock. ARGV: token, ttl ms. Extends the lock if it holds the token (with or without the
+     * sleepers mark, see {@link #ACQUIRE}); returns 1 if so. A lock kept for the token is not its
+     * to renew.
+     */
     public static final LuaScript RENEW = LuaScript.of("""
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
+            local holder = redis.call('GET', KEYS[1])
+            if holder == ARGV[1] or holder == ARGV[1] .. '+' then
               return redis.call('PEXPIRE', KEYS[1], ARGV[2])
             end
             return 0
@@ -211,7 +174,7 @@ final class LockScripts {
      * <p>Waiters whose deadline passed (crashed, disconnected) are dropped from the head of the
      * line first, so a dead waiter delays the others by at most one waiter lease.
      */
-    public static final LuaScript ACQUIRE_FAIR = LuaScript.of(FENCE_RECORD + """
+    public static final LuaScript ACQUIRE_FAIR = LuaScript.of("""
             local now = redis.call('TIME')
             local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
             local head = redis.call('LINDEX', KEYS[3], 0)
@@ -223,10 +186,10 @@ final class LockScripts {
               head = redis.call('LINDEX', KEYS[3], 0)
             end
             local holder = redis.call('GET', KEYS[1])
-            if holder == ARGV[1] then
+            if holder == ARGV[1] or holder == ARGV[1] .. '+' then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
-              local fence = lastFence(redis.call('GET', KEYS[2]))
-              if fence and fence > 0 then return fence end
+              local fence = tonumber(redis.call('GET', KEYS[2]))
+              if fence then return fence end
             elseif holder or (head and head ~= ARGV[1]) then
               if redis.call('HSET', KEYS[4], ARGV[1], nowMs + tonumber(ARGV[4])) == 1 then
                 redis.call('RPUSH', KEYS[3], ARGV[1])
@@ -256,8 +219,9 @@ final class LockScripts {
      * Returns the fencing token (far above 2) when handed to the named waiter, 2 when handed to the
      * first in line otherwise, 1 when the lock was released with nobody in line, else 0.
      */
-    public static final LuaScript RELEASE_FAIR = LuaScript.of(FENCE_RECORD + """
-            if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    public static final LuaScript RELEASE_FAIR = LuaScript.of("""
+            local holder = redis.call('GET', KEYS[1])
+            if holder ~= ARGV[1] and holder ~= ARGV[1] .. '+' then
               if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
                 redis.call('LREM', KEYS[3], 1, ARGV[1])
               end

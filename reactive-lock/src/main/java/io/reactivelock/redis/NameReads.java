@@ -166,15 +166,9 @@ final class NameReads {
         return token != null && ttlMillis >= 0 ? Duration.ofMillis(ttlMillis) : null;
     }
 
-    private static @Nullable Long longOrNull(@Nullable String number) {
-        return number == null ? null : Long.valueOf(number);
-    }
-
-    /** The last fencing token in a fencing record, without its sleepers mark; null for none or a record made for the mark alone. */
+    /** The last fencing token in a fencing record; null for none. */
     private static @Nullable Long fenceOrNull(@Nullable String record) {
-        String digits = record == null ? null : record.endsWith("+") ? record.substring(0, record.length() - 1) : record;
-        Long fence = longOrNull(digits);
-        return fence == null || fence == 0 ? null : fence;
+        return record == null ? null : Long.valueOf(record);
     }
 
     /** The first 8 characters of a token: the whole token is its holder's secret. */

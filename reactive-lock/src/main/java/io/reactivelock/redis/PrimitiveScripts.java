@@ -95,12 +95,12 @@ final class PrimitiveScripts {
      * <p>The fencing token is the single lock's: the server clock in microseconds, raised above
      * the last one issued for the name's writers while their record lives.
      */
-    public static final LuaScript WRITE_ACQUIRE = LuaScript.of(LockScripts.FENCE_RECORD + NOW + dropExpired(3) + dropExpired(4) + """
+    public static final LuaScript WRITE_ACQUIRE = LuaScript.of(NOW + dropExpired(3) + dropExpired(4) + """
             local holder = redis.call('GET', KEYS[1])
             if holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
-              local fence = lastFence(redis.call('GET', KEYS[2]))
-              if fence and fence > 0 then return fence end
+              local fence = tonumber(redis.call('GET', KEYS[2]))
+              if fence then return fence end
             elseif holder or redis.call('ZCARD', KEYS[3]) > 0 then
             """ + hold(4, 1, 4) + """
               return 0

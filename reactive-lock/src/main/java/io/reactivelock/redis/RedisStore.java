@@ -119,9 +119,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
                 attempt > 1 ? "1" : "0"}; // an earlier attempt may have registered
     }
 
-    /** The fencing record too: its sleepers mark says whether the release looks at the sleepers. */
     String[] releaseKeys(Call call) {
-        return new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey), LockKeys.fenceKey(call.lockKey)};
+        return new String[] {call.lockKey, LockKeys.sleepersKey(call.lockKey)};
     }
 
     /** With the grace period a woken sleeper has to claim the lock kept for it ({@link #grace(Duration, Duration)}). */
