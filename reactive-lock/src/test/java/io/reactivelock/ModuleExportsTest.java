@@ -17,9 +17,11 @@ import org.junit.jupiter.api.Test;
 /**
  * The library's module exports its API packages and nothing else: the API, the inspector, the
  * engine a backend is written on ({@code spi}, which reactive-lock-test's in-memory doubles use),
- * and the Redis backend, whose only public types are its clients and their options, everything
- * else there (stores, scripts, key names) staying package-private; and it reads Reactor and
- * Lettuce, no integration (Spring and Micrometer have modules of their own).
+ * and the Redis backend, whose only public types are its clients, their options and the Netty
+ * customizer of their connections, everything
+ * else there (stores, scripts, key names) staying package-private; and it reads Reactor, Lettuce
+ * and the Netty that Lettuce runs on (for {@code ConsolidatedFlushes}), no integration (Spring and
+ * Micrometer have modules of their own).
  */
 class ModuleExportsTest {
 
@@ -35,7 +37,7 @@ class ModuleExportsTest {
     }
 
     @Test
-    void theRedisPackageHasNoPublicTypeButTheClientsAndTheRedlockOptions() throws Exception {
+    void theRedisPackageHasNoPublicTypeButTheClientsTheRedlockOptionsAndTheConsolidatedFlushes() throws Exception {
         Path classes = classesDirectory();
         List<String> accessible = new ArrayList<>();
         int classFiles = 0;
@@ -52,7 +54,7 @@ class ModuleExportsTest {
         assertThat(classFiles).as("class files read (the library's, not an empty directory)").isGreaterThan(10);
         assertThat(accessible).as("types of io.reactivelock.redis that code outside it can name")
                 .containsExactlyInAnyOrder("io.reactivelock.redis.ReactiveRedisLock", "io.reactivelock.redis.ReactiveRedlock",
-                        "io.reactivelock.redis.RedlockOptions");
+                        "io.reactivelock.redis.RedlockOptions", "io.reactivelock.redis.ConsolidatedFlushes");
     }
 
     /** Whether {@code type} and every class enclosing it are public or protected (a nested type of a subclassable one). */
@@ -67,9 +69,10 @@ class ModuleExportsTest {
     }
 
     @Test
-    void readsReactorAndLettuceAndNoIntegration() throws IOException, URISyntaxException {
+    void readsReactorLettuceAndItsNettyAndNoIntegration() throws IOException, URISyntaxException {
         assertThat(coreModule().requires().stream().map(ModuleDescriptor.Requires::name))
-                .containsExactlyInAnyOrder("java.base", "reactor.core", "org.reactivestreams", "lettuce.core", "org.jspecify");
+                .containsExactlyInAnyOrder("java.base", "reactor.core", "org.reactivestreams", "lettuce.core", "org.jspecify",
+                        "io.netty.common", "io.netty.transport", "io.netty.handler");
     }
 
     /** The library's own classes directory: the class path has other module-info.class files. */

@@ -8,6 +8,7 @@ import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -30,7 +31,8 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
         StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close) {
 
     /**
-     * A client of its own for {@code uri}, closed with the connections. It rejects commands while
+     * A client of its own for {@code uri}, on resources of its own whose connections consolidate
+     * flushes ({@link ConsolidatedFlushes}), all closed with the connections. It rejects commands while
      * disconnected, so that an attempt made during an outage fails fast and is retried with
      * backoff instead of being replayed after its caller gave up. Scripts and {@code SET} (the
      * lock's {@code SET NX PX}) get no Lettuce timeout: the lock times every such command it awaits
@@ -40,7 +42,8 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
      */
     static RedisConnections open(RedisURI uri) {
         Objects.requireNonNull(uri, "uri");
-        RedisClient client = RedisClient.create(uri);
+        ClientResources resources = ClientResources.builder().nettyCustomizer(new ConsolidatedFlushes()).build();
+        RedisClient client = RedisClient.create(resources, uri);
         long timeoutNanos = uri.getTimeout().toNanos();
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -60,11 +63,18 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
                 }).build())
                 .build());
         try {
-            return open(client, client::shutdownAsync);
+            return open(client, () -> client.shutdownAsync().thenCompose(done -> shutdown(resources)));
         } catch (RuntimeException e) {
-            client.shutdownAsync();
+            client.shutdownAsync().thenCompose(done -> shutdown(resources));
             throw e;
         }
+    }
+
+    /** Completes once {@code resources}, which a client of ours was given, have shut down. */
+    private static CompletableFuture<Void> shutdown(ClientResources resources) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        resources.shutdown().addListener(future -> done.complete(null));
+        return done;
     }
 
     /** Connections from the caller's client, which stays open. */

@@ -99,8 +99,8 @@ class ConnectionDetailsTest {
                     groups.removeAll(groupsBefore);
                     System.err.println("[threads] Lettuce threads in this JVM with the lock and Spring Data Redis running: "
                             + lettuceThreads() + "; event-loop groups started by this context: " + groups);
-                    assertThat(context.getBean(RedisLockConnection.class).clientResources())
-                            .as("the lock's client resources").isSameAs(context.getBean(ClientResources.class));
+                    assertThat(context.getBean(RedisLockConnection.class).clientResources().eventLoopGroupProvider())
+                            .as("the lock's event loops").isSameAs(context.getBean(ClientResources.class).eventLoopGroupProvider());
                     assertThat(groups).as("event-loop groups this context started").hasSize(1);
                 });
     }
