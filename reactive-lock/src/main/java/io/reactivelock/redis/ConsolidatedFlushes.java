@@ -43,7 +43,9 @@ public final class ConsolidatedFlushes implements NettyCustomizer {
      * own. Shut {@code resources} down, not the result: that would shut the shared threads down.
      */
     public static ClientResources sharing(ClientResources resources) {
-        return resources.mutate().nettyCustomizer(new ConsolidatedFlushes(resources.nettyCustomizer())).build();
+        // mutate() copies the timer, the executors and the rest, but would start event loops of its own.
+        return resources.mutate().eventLoopGroupProvider(resources.eventLoopGroupProvider())
+                .nettyCustomizer(new ConsolidatedFlushes(resources.nettyCustomizer())).build();
     }
 
     @Override

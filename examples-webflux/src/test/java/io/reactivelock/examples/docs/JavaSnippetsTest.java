@@ -51,7 +51,7 @@ class JavaSnippetsTest {
             "java.time", "java.util", "java.util.function",
             "reactor.core", "reactor.core.publisher", "reactor.core.scheduler", "reactor.test", "reactor.util.retry",
             "org.reactivestreams",
-            "io.lettuce.core", "io.lettuce.core.cluster",
+            "io.lettuce.core", "io.lettuce.core.cluster", "io.lettuce.core.resource",
             "io.reactivelock", "io.reactivelock.redis", "io.reactivelock.inspect", "io.reactivelock.testing",
             "io.reactivelock.micrometer", "io.reactivelock.spring",
             "io.micrometer.core.instrument", "io.micrometer.observation",
