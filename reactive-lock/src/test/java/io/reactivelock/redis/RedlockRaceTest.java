@@ -18,7 +18,7 @@ import io.reactivelock.ReactiveLock;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RecordingListener;
 import io.reactivelock.support.RedisServer;
-import java.nio.charset.StandardCharsets;
+import io.reactivelock.support.Resp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -70,10 +70,10 @@ class RedlockRaceTest {
     private static final String TOKEN = "0".repeat(32);
     private static final String TTL_MS = Long.toString(TTL.toMillis());
     private static final String KEY = lockKey(NAMES.get(0));
-    private static final int ACQUIRE_BYTES = resp("EVALSHA", LockScripts.ACQUIRE.sha(), "2", KEY, LockKeys.fenceKey(KEY),
+    private static final int ACQUIRE_BYTES = Resp.size("EVALSHA", LockScripts.ACQUIRE.sha(), "2", KEY, LockKeys.fenceKey(KEY),
             TOKEN, TTL_MS, TTL_MS);
-    private static final int RENEW_BYTES = resp("EVALSHA", LockScripts.RENEW.sha(), "1", KEY, TOKEN, TTL_MS);
-    private static final int RELEASE_BYTES = resp("EVALSHA", LockScripts.RELEASE.sha(), "1", KEY, TOKEN,
+    private static final int RENEW_BYTES = Resp.size("EVALSHA", LockScripts.RENEW.sha(), "1", KEY, TOKEN, TTL_MS);
+    private static final int RELEASE_BYTES = Resp.size("EVALSHA", LockScripts.RELEASE.sha(), "1", KEY, TOKEN,
             LockKeys.releaseChannel(KEY));
     private static final Pattern QBUF = Pattern.compile(" qbuf=(\\d+) ");
 
@@ -303,16 +303,6 @@ class RedlockRaceTest {
     private static int queued(String client) {
         Matcher qbuf = QBUF.matcher(client);
         return qbuf.find() ? Integer.parseInt(qbuf.group(1)) : 0;
-    }
-
-    /** The size of a command in RESP, as Lettuce sends it. */
-    private static int resp(String... args) {
-        int size = ("*" + args.length + "\r\n").length();
-        for (String arg : args) {
-            int bytes = arg.getBytes(StandardCharsets.UTF_8).length;
-            size += ("$" + bytes + "\r\n").length() + bytes + 2;
-        }
-        return size;
     }
 
     private static String lockKey(String name) {

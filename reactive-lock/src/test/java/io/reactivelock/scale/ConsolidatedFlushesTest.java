@@ -7,8 +7,8 @@ import io.reactivelock.LockOptions;
 import io.reactivelock.redis.ConsolidatedFlushes;
 import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.Resp;
 import io.reactivelock.support.WithRedis;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +30,7 @@ class ConsolidatedFlushesTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final int PAIRS = 64;
     /** A {@code SET lock:{nNN} <32-hex token> NX PX 30000} as it travels: 6 bulk strings. */
-    private static final int SET_BYTES = resp("SET", "lock:{n00}", "0".repeat(32), "NX", "PX", "30000");
+    private static final int SET_BYTES = Resp.size("SET", "lock:{n00}", "0".repeat(32), "NX", "PX", "30000");
 
     private final RedisServer redis;
 
@@ -86,15 +86,5 @@ class ConsolidatedFlushesTest {
             }
         }
         return largest;
-    }
-
-    /** The bytes of a command as RESP sends it: an array of bulk strings. */
-    private static int resp(String... command) {
-        int bytes = ("*" + command.length + "\r\n").length();
-        for (String part : command) {
-            int length = part.getBytes(StandardCharsets.UTF_8).length;
-            bytes += ("$" + length + "\r\n").length() + length + 2;
-        }
-        return bytes;
     }
 }

@@ -16,7 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** A minimal blocking RESP2 client: one short-lived connection per command, for test setup and assertions. */
-final class Resp {
+public final class Resp {
 
     private Resp() {
     }
@@ -47,6 +47,16 @@ final class Resp {
             }
             return read(in);
         }
+    }
+
+    /** The size in bytes of {@code command} as a client sends it: an array of bulk strings. */
+    public static int size(String... command) {
+        int size = ("*" + command.length + "\r\n").length();
+        for (String arg : command) {
+            int bytes = arg.getBytes(UTF_8).length;
+            size += ("$" + bytes + "\r\n").length() + bytes + 2;
+        }
+        return size;
     }
 
     private static void write(OutputStream out, String... args) throws IOException {
