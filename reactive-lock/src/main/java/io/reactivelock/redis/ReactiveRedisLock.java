@@ -100,7 +100,8 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
      * two connections, all owned by this client. Connecting blocks: call it at start-up, not on a
      * reactive thread. The Lettuce client rejects commands while disconnected, so an attempt made
      * during an outage fails fast and is retried with backoff instead of being buffered and
-     * replayed after its caller gave up.
+     * replayed after its caller gave up, and its connections consolidate flushes
+     * ({@link ConsolidatedFlushes}).
      *
      * @throws io.lettuce.core.RedisConnectionException if Redis cannot be reached
      */
@@ -114,7 +115,8 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
      * {@link RedisURI}, and shares its event loops. This client closes the connections, not the
      * Lettuce client. Connecting blocks: call it at start-up. Give the Lettuce client
      * {@code DisconnectedBehavior.REJECT_COMMANDS}, as {@link #create(RedisURI, LockOptions)} does, so
-     * that attempts fail fast during an outage instead of being buffered and replayed on reconnect.
+     * that attempts fail fast during an outage instead of being buffered and replayed on reconnect,
+     * and resources with {@link ConsolidatedFlushes}.
      */
     public static ReactiveRedisLock create(RedisClient client, LockOptions options) {
         Objects.requireNonNull(options, "options");

@@ -67,12 +67,7 @@ class ConsolidatedFlushesTest {
     }
 
     private long readsProcessed() {
-        for (String line : redis.call("INFO", "stats").split("\r?\n")) {
-            if (line.startsWith("total_reads_processed:")) {
-                return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-            }
-        }
-        throw new IllegalStateException("INFO stats has no total_reads_processed");
+        return Long.parseLong(redis.info("stats", "total_reads_processed"));
     }
 
     /** The largest query buffer of a client, in bytes ({@code qbuf} of {@code CLIENT LIST}). */

@@ -250,16 +250,11 @@ class RedisMemoryPerLockTest {
     }
 
     private long usedMemory() {
-        return Long.parseLong(info("memory", "used_memory"));
+        return Long.parseLong(redis.info("memory", "used_memory"));
     }
 
     private String version() {
-        String valkey = info("server", "valkey_version");
-        return valkey != null ? "Valkey " + valkey : "Redis " + info("server", "redis_version");
-    }
-
-    private String info(String section, String field) {
-        return redis.call("INFO", section).lines().filter(l -> l.startsWith(field + ":"))
-                .map(l -> l.substring(field.length() + 1)).findFirst().orElse(null);
+        String valkey = redis.info("server", "valkey_version");
+        return valkey != null ? "Valkey " + valkey : "Redis " + redis.info("server", "redis_version");
     }
 }

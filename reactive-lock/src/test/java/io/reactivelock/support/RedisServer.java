@@ -338,6 +338,12 @@ public final class RedisServer implements AutoCloseable {
         return Collections.unmodifiableList(items);
     }
 
+    /** The value of {@code field} in the {@code section} of {@code INFO}; null when it has none. */
+    public String info(String section, String field) {
+        return call("INFO", section).lines().filter(line -> line.startsWith(field + ":"))
+                .map(line -> line.substring(field.length() + 1)).findFirst().orElse(null);
+    }
+
     /** Whether the server answers {@code PING} within {@code timeout}; false if refused or silent. */
     public boolean ping(Duration timeout) {
         try {
