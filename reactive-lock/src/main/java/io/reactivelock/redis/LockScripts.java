@@ -27,6 +27,20 @@ final class LockScripts {
     private static final String NEXT_FENCE = nextFence("now");
 
     /**
+     * Sets the sleepers mark ({@link #ACQUIRE}) on the lock whose key is the Lua expression
+     * {@code key} and whose value, busy, is in the Lua variable {@code holder}: a holder's token
+     * gets {@code +} unless it has it; a kept lock ({@code ~token}) is looked at by its release
+     * anyway. Inlined rather than a Lua function, which each call of the script would define.
+     */
+    static String markSleepers(String key, String holder) {
+        return """
+                if string.byte(%2$s) ~= 126 and string.byte(%2$s, -1) ~= 43 then
+                  redis.call('SET', %1$s, %2$s .. '+', 'KEEPTTL')
+                end
+                """.formatted(key, holder);
+    }
+
+    /**
      * KEYS: lock, fence, and optionally sleepers. ARGV: token, ttl ms, fence retention ms, and with
      * sleepers the waiter lease ms, the waiter's start (epoch ms) and {@code 1} when an earlier
      * attempt of this token was sent (so it may be among the sleepers), else {@code 0}. Returns the
@@ -77,10 +91,7 @@ final class LockScripts {
               if KEYS[3] then
                 redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
                 redis.call('PEXPIRE', KEYS[3], ARGV[4])
-                -- The sleepers mark, so that the holder's release looks at the sleepers (a kept lock is looked at anyway).
-                if string.byte(holder) ~= 126 and string.byte(holder, -1) ~= 43 then
-                  redis.call('SET', KEYS[1], holder .. '+', 'KEEPTTL')
-                end
+            """ + markSleepers("KEYS[1]", "holder") + """
               end
               return 0
             end

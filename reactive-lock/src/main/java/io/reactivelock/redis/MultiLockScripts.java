@@ -39,10 +39,7 @@ final class MultiLockScripts {
                   if j == i then
                     redis.call('ZADD', sleepers, 'NX', ARGV[5], ARGV[1])
                     redis.call('PEXPIRE', sleepers, ARGV[4])
-                    -- The sleepers mark, so that the holder's release looks at the sleepers (a kept lock is looked at anyway).
-                    if string.byte(holder) ~= 126 and string.byte(holder, -1) ~= 43 then
-                      redis.call('SET', KEYS[3 * j - 2], holder .. '+', 'KEEPTTL')
-                    end
+            """ + LockScripts.markSleepers("KEYS[3 * j - 2]", "holder") + """
                   else
                     redis.call('ZREM', sleepers, ARGV[1])
                     local other = redis.call('GET', KEYS[3 * j - 2])
