@@ -80,6 +80,8 @@ class VirtualTimeTest {
         StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), lease -> Mono.never()))
                 .expectSubscription()
                 .then(() -> awaitScriptCalls(1))
+                // The grant's reply handled, the renewal timer armed: only then may virtual time move.
+                .then(() -> await().until(() -> lock.activeLeases() == 1))
                 .thenAwait(Duration.ofSeconds(10))
                 .then(() -> awaitScriptCalls(2))
                 .thenAwait(Duration.ofSeconds(10))
