@@ -279,7 +279,10 @@ public final class NemesisClient {
         if (cancelMillis >= 0) {
             run = run.takeUntilOther(Mono.delay(Duration.ofMillis(cancelMillis)));
         }
-        return run.doFinally(signal -> {
+        // Recorded before the end goes on (run never fails, and nothing downstream cancels it): so
+        // the workers' end, which ends the drain wait, comes after every record. doFinally would
+        // record after the end went on, and the drain wait could report the operation hung first.
+        return run.doOnTerminate(() -> {
                     // Cancelled before it was subscribed (a cancel due at once) if nothing else ended it.
                     op.ended("cancelled");
                     underWay.remove(op.id);

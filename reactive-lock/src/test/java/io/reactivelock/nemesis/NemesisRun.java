@@ -358,13 +358,7 @@ final class NemesisRun {
                 case "ENTER" -> writesDue.put(line.text("op"), new WriteDue(line.text("name"), line.number("writeAt")));
                 case "OP" -> {
                     writesDue.remove(line.text("id"));
-                    // A client reports the operations under way when its drain wait ends as hung; one that
-                    // ends right after reports again, and is one operation (one body), not two.
-                    Op op = op(line);
-                    synchronized (ops) {
-                        ops.removeIf(earlier -> earlier.id().equals(op.id()) && earlier.outcome().equals("hung"));
-                        ops.add(op);
-                    }
+                    ops.add(op(line));
                 }
                 case "RENEW" -> renewals.add(new Renewal(name, (int) line.number("instance"), line.text("name"),
                         relative(line.number("t"))));

@@ -1,8 +1,11 @@
-package io.reactivelock;
+package io.reactivelock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.LeaseTimeExceededException;
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockOptions;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
@@ -12,12 +15,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Backoff, acquire timeout, renewal and the maximum lease time run on Reactor's schedulers, so
  * virtual time drives them. Redis stays real: between steps the test awaits the commands that
- * the step must have caused, counted by Redis itself.
+ * the step must have caused, counted by Redis itself, and, before the first move of the clock,
+ * that the client has handled the first reply (it then arms the timer the move must fire: armed
+ * after the move, it would be due that much later). In the client's package, for its count of
+ * waiters.
  */
 @WithRedis
 class VirtualTimeTest {
@@ -51,6 +56,7 @@ class VirtualTimeTest {
         StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), Mono.just("mine")))
                 .expectSubscription()
                 .then(() -> awaitScriptCalls(1))
+                .then(this::awaitRefusalHandled)
                 .thenAwait(Duration.ofSeconds(1))
                 .then(() -> awaitScriptCalls(2))
                 .thenAwait(Duration.ofSeconds(1))
@@ -69,6 +75,7 @@ class VirtualTimeTest {
         StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), Mono.just("mine")))
                 .expectSubscription()
                 .then(() -> awaitScriptCalls(1))
+                .then(this::awaitRefusalHandled)
                 .expectNoEvent(Duration.ofMillis(4_900))
                 .thenAwait(Duration.ofMillis(100))
                 .expectError(LockAcquisitionException.class)
@@ -80,8 +87,7 @@ class VirtualTimeTest {
         StepVerifier.withVirtualTime(() -> lock.withLock("a", Duration.ofSeconds(30), lease -> Mono.never()))
                 .expectSubscription()
                 .then(() -> awaitScriptCalls(1))
-                // The grant's reply handled, the renewal timer armed: only then may virtual time move.
-                .then(() -> await().until(() -> lock.activeLeases() == 1))
+                .then(() -> awaitGrantHandled(lock))
                 .thenAwait(Duration.ofSeconds(10))
                 .then(() -> awaitScriptCalls(2))
                 .thenAwait(Duration.ofSeconds(10))
@@ -101,6 +107,7 @@ class VirtualTimeTest {
             StepVerifier.withVirtualTime(() -> capped.withLock("a", Duration.ofSeconds(30), lease -> Mono.never()))
                     .expectSubscription()
                     .then(() -> awaitScriptCalls(1))
+                    .then(() -> awaitGrantHandled(capped))
                     .thenAwait(Duration.ofSeconds(10))
                     .then(() -> awaitScriptCalls(2))
                     .thenAwait(Duration.ofSeconds(10))
@@ -131,6 +138,19 @@ class VirtualTimeTest {
     private void awaitScriptCalls(int n) {
         await().until(() -> CommandStats.calls(redis, "evalsha") >= n);
         assertThat(CommandStats.calls(redis, "evalsha")).as("scripts run so far").isEqualTo(n);
+    }
+
+    /**
+     * Waits until the client has handled the reply that found the lock busy: the acquisition has
+     * joined the lock's waiters, the last step before it arms its backoff (or deadline) timer.
+     */
+    private void awaitRefusalHandled() {
+        await().until(() -> lock.localWaiters("a") == 1);
+    }
+
+    /** Waits until {@code client} has handled the grant: the body runs, the last step before the renewal timer is armed. */
+    private static void awaitGrantHandled(ReactiveRedisLock client) {
+        await().until(() -> client.activeLeases() == 1);
     }
 
     /**
