@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
 import io.reactivelock.Primitive;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
@@ -65,7 +66,8 @@ import reactor.core.scheduler.Schedulers;
  * count it in their majority.
  *
  * <p>Thread-safe; starts no threads: timers run on {@link LockOptions#scheduler()}, replies arrive
- * on Lettuce's event loops. Owns its client and connections and closes them in {@link #closeAsync()}.
+ * on Lettuce's event loops. Owns its client, its client's resources (with {@link ConsolidatedFlushes})
+ * and its connections, and closes them in {@link #closeAsync()}.
  */
 public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
 
@@ -104,7 +106,9 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
         checkNodes(nodes);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(redlock, "redlock");
-        RedisClient client = RedisClient.create();
+        // Resources of its own, so that its connections consolidate flushes as the single lock's do.
+        ClientResources resources = ClientResources.builder().nettyCustomizer(new ConsolidatedFlushes()).build();
+        RedisClient client = RedisClient.create(resources);
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
@@ -115,7 +119,7 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
             }
         } catch (RuntimeException e) {
             connections.forEach(StatefulRedisConnection::closeAsync);
-            client.shutdownAsync();
+            client.shutdownAsync().thenCompose(done -> RedisConnections.shutdown(resources));
             throw e;
         }
         return new ReactiveRedlock(connections, client, options, redlock);
@@ -209,7 +213,8 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
             // from there would block that loop, so hop off it first.
             return Mono.fromCompletionStage(CompletableFuture
                     .allOf(connections.stream().map(StatefulRedisConnection::closeAsync).toArray(CompletableFuture[]::new))
-                    .thenComposeAsync(done -> client.shutdownAsync(), task -> Schedulers.boundedElastic().schedule(task)))
+                    .thenComposeAsync(done -> client.shutdownAsync(), task -> Schedulers.boundedElastic().schedule(task))
+                    .thenCompose(done -> RedisConnections.shutdown(client.getResources())))
                     .then();
         });
     }

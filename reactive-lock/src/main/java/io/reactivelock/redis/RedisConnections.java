@@ -71,7 +71,7 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
     }
 
     /** Completes once {@code resources}, which a client of ours was given, have shut down. */
-    private static CompletableFuture<Void> shutdown(ClientResources resources) {
+    static CompletableFuture<Void> shutdown(ClientResources resources) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         resources.shutdown().addListener(future -> done.complete(null));
         return done;

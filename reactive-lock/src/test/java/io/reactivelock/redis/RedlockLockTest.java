@@ -14,6 +14,7 @@ import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
@@ -482,6 +483,22 @@ class RedlockLockTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must exceed the node timeout");
         assertThatThrownBy(() -> lock.withLock("", TTL, Mono.just("x"))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> lock.withLock("a", TTL, (Mono<String>) null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void closingEndsTheThreadsOfItsConnections() {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        ReactiveRedlock lock = lock();
+        StepVerifier.create(lock.withLock("a", TTL, Mono.just("x"))).expectNext("x").expectComplete().verify(WAIT);
+        assertThat(lettuceThreadsSince(before)).as("the lock's client threads").isNotEmpty();
+        lock.close();
+        poll().untilAsserted(() -> assertThat(lettuceThreadsSince(before)).as("threads left after close").isEmpty());
+    }
+
+    private static List<String> lettuceThreadsSince(Set<Thread> before) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> !before.contains(t) && t.getName().startsWith("lettuce-"))
+                .map(Thread::getName).toList();
     }
 
     @Test
