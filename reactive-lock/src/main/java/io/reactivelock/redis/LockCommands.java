@@ -55,8 +55,8 @@ final class LockCommands {
         return Mono.create(sink -> {
             CompletableFuture<T> reply = command.get().toCompletableFuture();
             if (!reply.isDone()) {
-                Disposable timer = scheduler.schedule(() -> sink.error(new TimeoutException(
-                        "no reply within " + timeout.toMillis() + " ms")), timeout.toNanos(), TimeUnit.NANOSECONDS);
+                Disposable timer = scheduler.schedule(() -> sink.error(LockCore.noReplyWithin(timeout)),
+                        timeout.toNanos(), TimeUnit.NANOSECONDS);
                 sink.onDispose(timer);
             }
             reply.whenComplete((value, error) -> {

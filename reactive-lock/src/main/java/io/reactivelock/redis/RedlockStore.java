@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -220,7 +219,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
             if (silent > 0 && !enough.test(this)) {
                 failed += silent;
                 if (lastError == null) {
-                    lastError = new TimeoutException("no reply within " + redlock.nodeTimeout().toMillis() + " ms");
+                    lastError = LockCore.noReplyWithin(redlock.nodeTimeout());
                 }
             }
             return this;
