@@ -265,6 +265,12 @@ public final class LockCore<C> {
         public synchronized Throwable fillInStackTrace() {
             return this;
         }
+
+        /** As a plain {@link TimeoutException} reads, in the messages that quote it. */
+        @Override
+        public String toString() {
+            return TimeoutException.class.getName() + ": " + getMessage();
+        }
     }
 
     /** A view whose {@code withLock} waits at most {@code acquireTimeout}; everything else is this core's. */
