@@ -378,6 +378,37 @@ class HandOffTest {
     }
 
     @Test
+    void newcomersQueueBehindAPlainSetOnItsWayAndAreHandedTheLockWithoutAnAcquireScript() {
+        // A 10-minute backoff step: no newcomer polls, so every grant after the first comes from a hand-off.
+        // A 1-minute command timeout: the paused SET is not given up on.
+        ReactiveRedisLock lock = lock(LockOptions.builder().backoff(Duration.ofMinutes(10), Duration.ofMinutes(10))
+                .acquireTimeout(Duration.ofMinutes(2)).commandTimeout(Duration.ofMinutes(1)));
+        long scriptsBefore = CommandStats.calls(redis, "evalsha");
+        List<Mono<Integer>> all = new ArrayList<>();
+        // Redis holds the first acquisition's SET until every newcomer has arrived.
+        redis.call("CLIENT", "PAUSE", "60000", "WRITE");
+        try {
+            for (int i = 0; i <= 5; i++) {
+                int id = i;
+                Mono<Integer> acquisition = lock.withLock("a", TTL, Mono.just(id)).cache();
+                subscriptions.add(acquisition.subscribe());
+                all.add(acquisition);
+                if (id == 0) {
+                    await().until(() -> lock.stateKept().get("settingNow") == 1);
+                }
+            }
+            await().until(() -> lock.localWaiters("a") == 5);
+        } finally {
+            redis.call("CLIENT", "UNPAUSE");
+        }
+        Mono.when(all).block(WAIT);
+
+        await().until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
+        assertThat(CommandStats.calls(redis, "evalsha") - scriptsBefore)
+                .as("five hand-offs and the last release: no newcomer ran the acquire script").isEqualTo(6);
+    }
+
+    @Test
     void aNonFairReleaseIsHeardAsAHandOffWhenItHandsTheLockToAWaiterInAnyProcess() {
         RecordingListener hereEvents = new RecordingListener();
         RecordingListener elsewhereEvents = new RecordingListener();
