@@ -70,10 +70,14 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
         }
     }
 
-    /** Completes once {@code resources}, which a client of ours was given, have shut down. */
+    /**
+     * Shuts down {@code resources}, which a client of ours was given, from a thread that may block:
+     * the client's shutdown completes on one of their event loops, and theirs takes their executors'
+     * queue locks. Completes once they have shut down.
+     */
     static CompletableFuture<Void> shutdown(ClientResources resources) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        resources.shutdown().addListener(future -> done.complete(null));
+        Schedulers.boundedElastic().schedule(() -> resources.shutdown().addListener(future -> done.complete(null)));
         return done;
     }
 

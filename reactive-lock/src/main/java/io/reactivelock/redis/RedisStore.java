@@ -318,8 +318,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
     }
 
     /**
-     * A newcomer does not try ahead of this process's waiters on the lock, nor beside its plain
-     * {@code SET} on its way: it queues for a hand-off (or the first backoff step), which keeps
+     * A newcomer does not try ahead of this process's waiters on the lock, nor beside a plain
+     * {@code SET} of this process on its way: it queues for a hand-off (or the first backoff step), which keeps
      * local hand-offs in arrival order and spares an attempt that would find the lock busy. A
      * burst of acquisitions of one name thus sends one command, not one script per acquisition
      * (the bench's scale cell: 100 per name, whose scripts made replies late enough to time out).

@@ -262,7 +262,7 @@ public final class LockCore<C> {
         }
 
         @Override
-        public synchronized Throwable fillInStackTrace() {
+        public Throwable fillInStackTrace() {
             return this;
         }
 
