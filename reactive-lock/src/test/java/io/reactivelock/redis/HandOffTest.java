@@ -409,6 +409,29 @@ class HandOffTest {
     }
 
     @Test
+    void aNewcomerQueuedBehindASetWhoseAcquisitionIsCancelledGetsTheLockOnceTheAbandonedGrantIsReleased() {
+        // A 1-minute command timeout: the paused commands are not given up on.
+        ReactiveRedisLock lock = lock(LockOptions.builder().acquireTimeout(Duration.ofMinutes(2))
+                .commandTimeout(Duration.ofMinutes(1)));
+        Mono<Integer> newcomer = lock.withLock("a", TTL, Mono.just(1)).cache();
+        redis.call("CLIENT", "PAUSE", "60000", "WRITE");
+        try {
+            Disposable first = lock.withLock("a", TTL, Mono.just(0)).subscribe();
+            subscriptions.add(first);
+            await().until(() -> lock.stateKept().get("settingNow") == 1);
+            subscriptions.add(newcomer.subscribe());
+            await().until(() -> lock.localWaiters("a") == 1);
+            // Cancelled while its SET is held by Redis: the grant it gets is abandoned.
+            first.dispose();
+        } finally {
+            redis.call("CLIENT", "UNPAUSE");
+        }
+        // Within WAIT (20 s), before the 30 s TTL: released, not expired.
+        assertThat(newcomer.block(WAIT)).isEqualTo(1);
+        await().until(() -> "0".equals(redis.call("EXISTS", "lock:{a}")));
+    }
+
+    @Test
     void aNonFairReleaseIsHeardAsAHandOffWhenItHandsTheLockToAWaiterInAnyProcess() {
         RecordingListener hereEvents = new RecordingListener();
         RecordingListener elsewhereEvents = new RecordingListener();
