@@ -99,7 +99,8 @@ public interface ReactiveLock {
      * site, or per call.
      *
      * <pre>{@code
-     * locks.withAcquireTimeout(Duration.ofMillis(200)).withLock("sale:" + sku, ttl, sell(sku));
+     * locks.withAcquireTimeout(Duration.ofMillis(200))
+     *         .withLock("sale:" + sku, ttl, lease -> sell(sku, lease.fencingToken()));
      * }</pre>
      *
      * @throws NullPointerException if {@code acquireTimeout} is null

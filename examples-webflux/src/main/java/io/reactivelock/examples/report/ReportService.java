@@ -46,7 +46,9 @@ public class ReportService {
         Mono<Report> computeAndCache = Mono.defer(() -> compute(id)).flatMap(this::store);
         Mono<Report> fill = lockEnabled
                 // Under the lock, look again: a holder before us may have cached it while we waited.
-                ? locks.withLock("report:" + id, settings.lockTtl(), cached(id).switchIfEmpty(computeAndCache))
+                // Mono.defer: the body is built once the lock is held, not when withLock is called
+                // (it needs no fencing token, so not the lease -> form, which takes one).
+                ? locks.withLock("report:" + id, settings.lockTtl(), Mono.defer(() -> cached(id).switchIfEmpty(computeAndCache)))
                 // Without the lock (negative-control test only): every missing request computes.
                 : computeAndCache;
         return cached(id).switchIfEmpty(fill);

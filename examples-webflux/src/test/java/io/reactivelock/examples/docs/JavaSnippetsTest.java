@@ -83,7 +83,8 @@ class JavaSnippetsTest {
     }
 
     /**
-     * Compiles the blocks together; answers one line per error, {@code page:line: message}, with the
+     * Compiles the blocks together, into {@code out} (the classes of snippet {@code i} in
+     * {@code docsnippets.Snippet<i>}); answers one line per error, {@code page:line: message}, with the
      * line of the page the error is on. A block that compiles but drops a {@code Mono} or {@code Flux}
      * (an expression statement of a {@code Publisher} type: nothing subscribes, so nothing runs) is an
      * error too.
@@ -113,6 +114,9 @@ class JavaSnippetsTest {
             }
             if (errors.isEmpty()) {
                 errors.addAll(droppedPublishers(task, parsed, units));
+            }
+            if (errors.isEmpty()) {
+                task.generate(); // the classes, into out: DocExamplesRunTest runs some of them
             }
             return errors;
         }

@@ -5,6 +5,8 @@ import io.reactivelock.kotlin.withLock
 import io.reactivelock.kotlin.withLockFlow
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.emitAll
+import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.flow.flowOf
 
 /**
@@ -41,6 +43,7 @@ class DocSnippets(private val locks: ReactiveLock) {
             orders.markPaid(order, charge, lease.fencingToken())
         }
 
-    // Each collection holds the lock while the pages are read and handed on, then releases it.
-    fun pages(feed: String): Flow<Page> = locks.withLockFlow("feed:$feed", 30.seconds, readPages(feed))
+    // Each collection holds the lock while the pages are read and handed on, then releases it;
+    // flow { } builds the pages' Flow only then, under the lock.
+    fun pages(feed: String): Flow<Page> = locks.withLockFlow("feed:$feed", 30.seconds, flow { emitAll(readPages(feed)) })
 }
