@@ -15,7 +15,9 @@ import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -79,8 +81,8 @@ class ReplicaAcknowledgedGrantsTest {
             AtomicReference<String> onReplica = new AtomicReference<>();
             CompletableFuture<String> held = redis.withLock("a", TTL, (LockLease lease) -> onReplica("GET", "lock:{a}")
                     .doOnNext(onReplica::set).thenReturn(lease.token())).toFuture();
-            await("two WAITs that the replica did not answer").atMost(WAIT)
-                    .until(() -> CommandStats.calls(master, "wait") >= 2);
+            await("two WAITs that the replica did not answer, or the body").atMost(WAIT)
+                    .until(() -> CommandStats.calls(master, "wait") >= 2 || held.isDone());
             assertThat(held).as("the acquisition while the replica cannot acknowledge").isNotDone();
 
             link.unfreeze();
@@ -103,21 +105,41 @@ class ReplicaAcknowledgedGrantsTest {
     }
 
     @Test
+    void everyPrimitiveWaitsForTheReplica() {
+        try (ReactiveRedisLock redis = client(o -> o.acquireTimeout(Duration.ofMillis(600)))) {
+            Map<String, Mono<Integer>> each = new LinkedHashMap<>();
+            each.put("lock", redis.withLock("a", TTL, (LockLease lease) -> Mono.just(1)));
+            each.put("lock by a plain SET", redis.withLock("b", TTL, Mono.just(1)));
+            each.put("fair lock", redis.fair().withLock("c", TTL, (LockLease lease) -> Mono.just(1)));
+            each.put("semaphore", redis.semaphore(3).withPermits("d", 2, TTL, (LockLease lease) -> Mono.just(1)));
+            each.put("read lock", redis.readWriteLock().withReadLock("e", TTL, Mono.just(1)));
+            each.put("write lock", redis.readWriteLock().withWriteLock("f", TTL, (LockLease lease) -> Mono.just(1)));
+            each.put("multi-lock", redis.multiLock().withLocks(List.of("g", "h"), TTL, lease -> Mono.just(1)));
+            link.freeze();
+            each.forEach((what, acquisition) -> assertThatThrownBy(() -> acquisition.block(WAIT)).as(what)
+                    .isInstanceOfSatisfying(LockAcquisitionException.class,
+                            e -> assertThat(e.reason()).isEqualTo(LockAcquisitionException.Reason.NOT_REPLICATED)));
+            link.unfreeze();
+            each.forEach((what, acquisition) -> assertThat(acquisition.block(WAIT)).as(what).isEqualTo(1));
+        }
+    }
+
+    @Test
     void anAcquisitionFailsAtOnceWhenTheMasterReportsNoReplicaLeft() {
         try (ReactiveRedisLock redis = client(o -> o)) {
             replica.stop();
             link.refuseConnections(true);
-            link.cutConnections();
+            master.call("CLIENT", "KILL", "TYPE", "slave");
             await("the master to see its replica gone").atMost(WAIT)
                     .until(() -> master.info("replication", "connected_slaves").equals("0"));
-            long start = System.nanoTime();
             assertThatThrownBy(() -> redis.withLock("a", TTL, Mono.just("ran")).block(WAIT))
                     .isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
                         assertThat(e.reason()).isEqualTo(LockAcquisitionException.Reason.NOT_REPLICATED);
                         assertThat(e.getMessage()).contains("0 connected replicas");
+                        // One attempt and its WAIT, not retried until the 20 s acquire timeout.
+                        assertThat(e.attempts()).as("attempts").isEqualTo(1);
+                        assertThat(e.waited()).as("waited").isLessThan(WAIT.dividedBy(2));
                     });
-            // One WAIT, not the 20 s acquire timeout. Redis ends a WAIT at its timeout in its cron: 1.07 s measured on 6.2.
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time to fail").isLessThan(Duration.ofSeconds(5));
         }
     }
 
@@ -225,9 +247,15 @@ class ReplicaAcknowledgedGrantsTest {
                     percentile(List.copyOf(micros), 100) / 1000);
             assertThat(micros).hasSize(rounds * width);
             // Serialised, each round would take 16 WAITs; shared, about two (the first grant's, then the others').
-            assertThat(waits).as("WAITs for %d grants", rounds * width).isLessThanOrEqualTo(rounds * 4L);
+            assertThat(waits).as("WAITs for %d grants", rounds * width).isBetween((long) rounds, rounds * 4L);
         }
-        link.latency(Duration.ZERO);
+        // The uncontended cost on a replica linked directly, without the proxy's hops.
+        replica.call("REPLICAOF", master.host(), Integer.toString(master.port()));
+        link.refuseConnections(true);
+        link.cutConnections();
+        await("the replica in sync on a direct link").atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                .until(() -> replica.call("INFO", "replication").contains("master_link_status:up")
+                        && master.info("replication", "connected_slaves").equals("1"));
         for (int replicas : new int[] {LockOptions.ALL_REPLICAS, 0}) {
             try (ReactiveRedisLock redis = client(o -> o.replicaAcknowledgement(replicas))) {
                 ReactiveLock lock = redis;
@@ -239,7 +267,7 @@ class ReplicaAcknowledgedGrantsTest {
                     micros.add((System.nanoTime() - start) / 1000);
                 }
                 List<Long> measured = micros.subList(1000, 2000);
-                System.out.printf("uncontended pair, replicaAcknowledgement %s, replica on loopback: p50 %d us, p99 %d us%n",
+                System.out.printf("uncontended pair, replicaAcknowledgement %s, one replica on loopback: p50 %d us, p99 %d us%n",
                         replicas == 0 ? "0 (off)" : "ALL_REPLICAS", percentile(measured, 50), percentile(measured, 99));
             }
         }
