@@ -30,7 +30,7 @@ public sealed class LockAcquisitionException extends LockException
         /**
          * Replica-acknowledged grants ({@link LockOptions#replicaAcknowledgement()}): the lock was
          * granted, but the replicas did not acknowledge the grant in time until the acquire timeout,
-         * or the master reports fewer connected replicas than the grants wait for (then at once).
+         * or the master reports no connected replica left (or fewer than a number set; then at once).
          * The grant was released; the message names the replicas the master reported.
          */
         NOT_REPLICATED;

@@ -343,8 +343,8 @@ public final class LockOptions {
          * reconnects), and does nothing on a master without replicas; 0 turns it off; a positive
          * number waits for that many. A grant that is not acknowledged within
          * {@link #replicaAckTimeout(Duration)} is released and tried again until the acquire
-         * timeout; when the master reports fewer connected replicas than are waited for, the
-         * acquisition fails at once. Either way with
+         * timeout; when the master reports no connected replica left (or fewer than a number set),
+         * the acquisition fails at once. Either way with
          * {@link LockAcquisitionException.Reason#NOT_REPLICATED}. Not yet on a Cluster: a
          * positive number is refused there, and the default does nothing.
          */

@@ -167,8 +167,9 @@ final class ReplicaAcks {
                     if (all) {
                         wanted = Math.max(1, seen.connected());
                     }
+                    // Waiting for all, a replica that left is no longer waited for; none left, or fewer than a set number, is final.
                     e = new NotReplicated("WAIT " + n + " " + timeoutMillis + " answered " + got + "; the master reports "
-                            + seen, seen.connected() < n);
+                            + seen, all ? seen.connected() == 0 : seen.connected() < n);
                 }
                 batch.forEach(p -> p.done.completeExceptionally(e));
                 return null;
@@ -232,7 +233,7 @@ final class ReplicaAcks {
 
     /**
      * The replicas did not acknowledge a grant or renewal in time; {@code gone} when the master
-     * reports fewer connected replicas than are waited for, which more waiting cannot mend.
+     * reports no connected replica left (or fewer than a number set), which more waiting cannot mend.
      */
     static final class NotReplicated extends RedisException {
         private static final long serialVersionUID = 1L;
