@@ -26,7 +26,14 @@ public sealed class LockAcquisitionException extends LockException
         /** The lock instance already had {@link LockOptions#maxPendingAcquisitions()} acquisitions in progress. */
         TOO_MANY_PENDING,
         /** The lock instance was closed. */
-        CLOSED;
+        CLOSED,
+        /**
+         * Replica-acknowledged grants ({@link LockOptions#replicaAcknowledgement()}): the lock was
+         * granted, but the replicas did not acknowledge the grant in time until the acquire timeout,
+         * or the master reports no connected replica left (or fewer than a number set; then at once).
+         * The grant was released; the message names the replicas the master reported.
+         */
+        NOT_REPLICATED;
 
         /** The reason as a metric or observation tag value: {@code busy}, {@code redis-unavailable}, .... */
         public String tag() {

@@ -35,6 +35,8 @@ public final class LockOptions {
     public static final int MAX_KEY_PREFIX_LENGTH = 64;
     /** Default bound on the acquisitions one lock instance keeps waiting at once. */
     public static final int DEFAULT_MAX_PENDING_ACQUISITIONS = 10_000;
+    /** {@link Builder#replicaAcknowledgement(int)}: wait for every replica the master reports (the default). */
+    public static final int ALL_REPLICAS = -1;
 
     private static final LockOptions DEFAULTS = builder().build();
 
@@ -49,6 +51,8 @@ public final class LockOptions {
     private final @Nullable Scheduler scheduler;
     private final int maxPendingAcquisitions;
     private final LockListener listener;
+    private final int replicaAcknowledgement;
+    private final @Nullable Duration replicaAckTimeout;
 
     private LockOptions(Builder b) {
         this.keyPrefix = b.keyPrefix;
@@ -62,6 +66,8 @@ public final class LockOptions {
         this.scheduler = b.scheduler;
         this.maxPendingAcquisitions = b.maxPendingAcquisitions;
         this.listener = b.listener;
+        this.replicaAcknowledgement = b.replicaAcknowledgement;
+        this.replicaAckTimeout = b.replicaAckTimeout;
     }
 
     /** The default options; see each {@link Builder} method for its default. */
@@ -153,13 +159,32 @@ public final class LockOptions {
         return listener;
     }
 
+    /**
+     * How many replicas must acknowledge a grant or a renewal before it counts:
+     * {@link #ALL_REPLICAS} (every replica the master reports), 0 (off), or a number; see
+     * {@link Builder#replicaAcknowledgement(int)}.
+     */
+    public int replicaAcknowledgement() {
+        return replicaAcknowledgement;
+    }
+
+    /**
+     * How long one {@code WAIT} for the replicas may take before the grant is released and tried
+     * again: as set, or a quarter of the {@linkplain #commandTimeout() command timeout}.
+     */
+    public Duration replicaAckTimeout() {
+        return replicaAckTimeout != null ? replicaAckTimeout : Duration.ofNanos(commandTimeout.toNanos() / 4);
+    }
+
     @Override
     public String toString() {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
                 + ", minBackoff=" + minBackoff + ", maxBackoff=" + maxBackoff + ", jitter=" + jitter
                 + ", renewalInterval=" + (renewalInterval == null ? "ttl/3" : renewalInterval)
                 + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout
-                + ", maxPendingAcquisitions=" + maxPendingAcquisitions + "}";
+                + ", maxPendingAcquisitions=" + maxPendingAcquisitions
+                + ", replicaAcknowledgement=" + (replicaAcknowledgement == ALL_REPLICAS ? "all" : replicaAcknowledgement)
+                + ", replicaAckTimeout=" + replicaAckTimeout() + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -175,6 +200,8 @@ public final class LockOptions {
         private @Nullable Scheduler scheduler;
         private int maxPendingAcquisitions = DEFAULT_MAX_PENDING_ACQUISITIONS;
         private LockListener listener = LockListener.NONE;
+        private int replicaAcknowledgement = ALL_REPLICAS;
+        private @Nullable Duration replicaAckTimeout;
 
         private Builder() {}
 
@@ -190,6 +217,8 @@ public final class LockOptions {
             scheduler = o.scheduler;
             maxPendingAcquisitions = o.maxPendingAcquisitions;
             listener = o.listener;
+            replicaAcknowledgement = o.replicaAcknowledgement;
+            replicaAckTimeout = o.replicaAckTimeout;
         }
 
         /**
@@ -301,6 +330,39 @@ public final class LockOptions {
          */
         public Builder listener(LockListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Replica-acknowledged grants of {@link ReactiveRedisLock} on a master with replicas
+         * (standalone or Sentinel): a grant reaches the body, and a renewal extends the lease, only
+         * once that many replicas acknowledged the write that made it ({@code WAIT}), so that a
+         * replica promoted after a failover still has the lock. {@link #ALL_REPLICAS}, the
+         * default, waits for every replica the master reports when the client connects (and
+         * reconnects), and does nothing on a master without replicas; 0 turns it off; a positive
+         * number waits for that many. A grant that is not acknowledged within
+         * {@link #replicaAckTimeout(Duration)} is released and tried again until the acquire
+         * timeout; when the master reports no connected replica left (or fewer than a number set),
+         * the acquisition fails at once. Either way with
+         * {@link LockAcquisitionException.Reason#NOT_REPLICATED}. Not yet on a Cluster: a
+         * positive number is refused there, and the default does nothing.
+         */
+        public Builder replicaAcknowledgement(int replicas) {
+            if (replicas < ALL_REPLICAS) {
+                throw new IllegalArgumentException("replicaAcknowledgement must be ALL_REPLICAS (-1), 0 (off) or a number of replicas, got "
+                        + replicas);
+            }
+            this.replicaAcknowledgement = replicas;
+            return this;
+        }
+
+        /**
+         * How long one {@code WAIT} for the replicas may take, positive; {@code null} (the default)
+         * is a quarter of the command timeout, so that a grant queued behind another's slow
+         * {@code WAIT} still answers within the command timeout.
+         */
+        public Builder replicaAckTimeout(@Nullable Duration timeout) {
+            this.replicaAckTimeout = timeout == null ? null : positive(timeout, "replicaAckTimeout");
             return this;
         }
 

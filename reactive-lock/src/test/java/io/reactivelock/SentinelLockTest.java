@@ -26,7 +26,9 @@ import io.reactivelock.redis.ReactiveRedisLock;
  * The lock through a Sentinel {@link io.lettuce.core.RedisURI} ({@link ReactiveRedisLock#create(io.lettuce.core.RedisURI,
  * LockOptions)}, unchanged): Lettuce asks the Sentinels for the master, and asks again when it reconnects after
  * a failover. A holder whose key the failover lost is told at its next renewal, never later than its
- * lease; a lost fencing record lets tokens go backwards if it was ahead of the new master's clock.
+ * lease; a lost fencing record lets tokens go backwards if it was ahead of the new master's clock. With
+ * replica-acknowledged grants off: these tests cut the replica off before the lock is taken, which would
+ * otherwise refuse the grant ({@code redis.ReplicaAcknowledgedGrantsTest} shows a grant surviving a failover).
  */
 @NeedsRedis
 class SentinelLockTest {
@@ -52,6 +54,7 @@ class SentinelLockTest {
                 .renewalInterval(Duration.ofMillis(200))
                 .commandTimeout(Duration.ofMillis(500))
                 .acquireTimeout(ACQUIRE_TIMEOUT)
+                .replicaAcknowledgement(0)
                 .build());
     }
 

@@ -30,7 +30,27 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class Bench {
 
+    /**
+     * {@code -Dbench.replica=true}: the server gets one replica on this machine, so that the contenders
+     * {@code ours} (replica-acknowledged grants, on by default) and {@code ours-noack} (off), and
+     * {@code redisson} ({@code checkLockSyncedSlaves}, on by default, with a master-slave
+     * configuration that names the replica) and {@code redisson-nosync} (off) compare their cost.
+     */
+    static final String REPLICA = "bench.replica";
+
     private Bench() {}
+
+    /** A replica of {@code master}, in sync; its address goes to Redisson's master-slave configuration. */
+    private static RedisServer replicaOf(RedisServer master) {
+        RedisServer replica = RedisServer.start("--replicaof", master.host(), Integer.toString(master.port()));
+        while (!replica.call("INFO", "replication").contains("master_link_status:up")
+                || !master.info("replication", "connected_slaves").equals("1")) {
+            Threads.sleep(20);
+        }
+        System.setProperty(REPLICA + ".address", "redis://" + replica.host() + ":" + replica.port());
+        progress("replica on port " + replica.port() + " in sync");
+        return replica;
+    }
 
     public static void main(String[] args) throws Exception {
         Shape shape = Shape.fromProperties();
@@ -43,6 +63,7 @@ public final class Bench {
         ThreadPoolExecutor hopExecutor = Threads.hopExecutor();
 
         RedisServer redis = RedisServer.start();
+        RedisServer replica = Boolean.getBoolean(REPLICA) ? replicaOf(redis) : null;
         try {
             RedisStats stats = new RedisStats(redis);
             shape.pinRedis(stats);
@@ -127,6 +148,9 @@ public final class Bench {
             progress("written to " + settings.out.resolve("results.md") + ", results.svg (chart) and results.csv"
                     + " (figures for -Dbench.baseline=)");
         } finally {
+            if (replica != null) {
+                replica.close();
+            }
             redis.close();
             hopExecutor.shutdownNow();
         }

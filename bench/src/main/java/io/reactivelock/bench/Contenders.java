@@ -43,10 +43,13 @@ final class Contenders {
     static final String SPRING_SPIN = "Spring RedisLockRegistry SPIN_LOCK";
     static final String SPRING_PUBSUB = "Spring RedisLockRegistry PUB_SUB_LOCK";
     static final String RAW = "raw floor (SET NX PX + EVALSHA del)";
+    static final String OURS_NOACK = "reactive-lock, replicaAcknowledgement(0)";
+    static final String REDISSON_NOSYNC = "Redisson RLockReactive, checkLockSyncedSlaves false";
 
     /** Short ids for -Dbench.contenders, in the order of the tables. */
     static final Map<String, String> IDS = Map.of("ours", OURS, "ours-fair", OURS_FAIR,
-            "redisson", REDISSON, "redisson-fair", REDISSON_FAIR, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW);
+            "redisson", REDISSON, "redisson-fair", REDISSON_FAIR, "spring-spin", SPRING_SPIN, "spring-pubsub", SPRING_PUBSUB, "raw", RAW,
+            "ours-noack", OURS_NOACK, "redisson-nosync", REDISSON_NOSYNC);
 
     /** What {@code -Dbench.contenders=all} runs, in this order. */
     static final List<String> ORDER = List.of("ours", "ours-fair", "redisson", "redisson-fair", "spring-spin",
@@ -60,6 +63,10 @@ final class Contenders {
             case "ours-fair" -> new Contender(OURS_FAIR, false,
                     () -> new Ours(ReactiveRedisLock.create(uri, LockOptions.defaults()), true));
             case "redisson" -> new Contender(REDISSON, false, () -> new RedissonLock(uri, false));
+            case "ours-noack" -> new Contender(OURS_NOACK, false, () -> new Ours(ReactiveRedisLock.create(uri,
+                    LockOptions.builder().replicaAcknowledgement(0).build()), false));
+            case "redisson-nosync" -> new Contender(REDISSON_NOSYNC, false,
+                    () -> new RedissonLock(config(uri).setCheckLockSyncedSlaves(false), false));
             case "redisson-fair" -> new Contender(REDISSON_FAIR, false, () -> new RedissonLock(uri, true));
             case "spring-spin" -> new Contender(SPRING_SPIN, true, () -> new SpringLock(uri, RedisLockType.SPIN_LOCK));
             case "spring-pubsub" -> new Contender(SPRING_PUBSUB, true, () -> new SpringLock(uri, RedisLockType.PUB_SUB_LOCK));
@@ -68,11 +75,25 @@ final class Contenders {
         };
     }
 
-    /** A Redisson client with the default single-server configuration, as a user gets it. */
+    /**
+     * A Redisson client with the default single-server configuration, as a user gets it (master-slave,
+     * naming the replica, under {@code -Dbench.replica=true}).
+     */
     static RedissonClient redisson(RedisURI uri) {
+        return Redisson.create(config(uri));
+    }
+
+    /** The configuration of {@link #redisson(RedisURI)}. */
+    static Config config(RedisURI uri) {
         Config config = new Config();
-        config.useSingleServer().setAddress("redis://" + uri.getHost() + ":" + uri.getPort());
-        return Redisson.create(config);
+        String master = "redis://" + uri.getHost() + ":" + uri.getPort();
+        String replica = System.getProperty(Bench.REPLICA + ".address");
+        if (replica == null) {
+            config.useSingleServer().setAddress(master);
+        } else {
+            config.useMasterSlaveServers().setMasterAddress(master).addSlaveAddress(replica);
+        }
+        return config;
     }
 
     /** This library with the default options, its client's lock or fair lock; each instance its own client. */
@@ -111,7 +132,16 @@ final class Contenders {
         private final boolean fair;
 
         RedissonLock(RedisURI uri, boolean fair) {
-            client = redisson(uri);
+            this(redisson(uri), fair);
+        }
+
+        /** On a client of {@code config}, whose own client this is. */
+        RedissonLock(Config config, boolean fair) {
+            this(Redisson.create(config), fair);
+        }
+
+        private RedissonLock(RedissonClient client, boolean fair) {
+            this.client = client;
             reactive = client.reactive();
             this.fair = fair;
         }

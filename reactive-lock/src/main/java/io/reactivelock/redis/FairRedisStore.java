@@ -65,7 +65,7 @@ final class FairRedisStore extends RedisStore {
     @Override
     CompletionStage<Long> handOffCommand(Call call, Call next) {
         String[] args = {call.token(), call.channel, call.fenceRetention(), redis.waiterLease(), next.token(), next.ttlMillis()};
-        return redis.commands().run(LockScripts.RELEASE_FAIR, releaseKeys(call), args);
+        return redis.grant(LockScripts.RELEASE_FAIR, this::handedOver, releaseKeys(call), args);
     }
 
     /** {@code RELEASE_FAIR} returns the fencing token (far above 2) when it handed the lock to the named waiter. */

@@ -147,7 +147,8 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     /** Takes group {@code g} and the ones after it, given the fencing tokens of the groups before. */
     private Mono<Reply> acquireFrom(Call call, int g, Map<String, Long> fencingTokens) {
         Group group = call.groups.get(g);
-        return command(call, MultiLockScripts.ACQUIRE, group.acquireKeys, call.acquireArgs(group))
+        return redis.grantCommand(call.request.timers(), MultiLockScripts.ACQUIRE, fence -> fence > 0, group.acquireKeys,
+                        call.acquireArgs(group))
                 // Outcome unknown: this group is released with those before it.
                 .onErrorResume(e -> releaseGroups(call, g + 1).then(Mono.error(e)))
                 .flatMap(result -> {
@@ -199,7 +200,8 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
         return Flux.fromIterable(call.groups)
-                .flatMap(group -> command(call, MultiLockScripts.RENEW, group.renewKeys, call.request.token(), call.ttlMillis)
+                .flatMap(group -> redis.grantCommand(call.request.timers(), MultiLockScripts.RENEW, lost -> lost == 0,
+                                group.renewKeys, call.request.token(), call.ttlMillis)
                         .flatMap(lost -> lost == 0 ? Mono.<Void>empty() : Mono.error(new LockLostException(
                                 group.names.get((int) (lost - 1)), "it expired or another holder took it, so the locks "
                                 + call.request.name() + " are lost", null))))

@@ -113,7 +113,8 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
         long validFor = call.request.ttl().toNanos();
-        return run(call.acquire).thenApply(result -> result == 0
+        return redis.grant(call.acquire.script(), result -> result != 0, call.acquire.keys(), call.acquire.args())
+                .thenApply(result -> result == 0
                 ? Reply.busy()
                 : Reply.granted(call.fenced ? result : LockLease.NO_FENCING_TOKEN, validFor));
     }
@@ -121,7 +122,8 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
     @Override
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
-        return command(call, call.renew).flatMap(renewed -> {
+        return redis.grantCommand(call.request.timers(), call.renew.script(), renewed -> renewed == 1, call.renew.keys(),
+                call.renew.args()).flatMap(renewed -> {
             if (renewed == 1) {
                 lease.extendTo(sentAt + call.request.ttl().toNanos());
                 return Mono.empty();

@@ -23,6 +23,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import io.reactivelock.spi.LockStore;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -59,6 +61,7 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
 
     private final LockOptions options;
     private final RedisConnections connections;
+    private final @Nullable ReplicaAcks acks;
     private final ReleaseNotices notices;
     private final RedisStore store;
     private final FairRedisStore fairStore;
@@ -75,19 +78,47 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     private ReactiveRedisLock(LockOptions options, RedisConnections connections) {
         this.options = options;
         this.connections = connections;
+        this.acks = acks(options, connections);
         this.notices = new ReleaseNotices(connections.pubSub(), options.maxBackoff());
-        StoreContext redis = StoreContext.of(options, connections.commands(), notices);
+        StoreContext redis = StoreContext.of(options, connections.commands(), acks, notices);
         this.store = new RedisStore(redis);
-        this.core = new LockCore<>(options, Primitive.LOCK, store);
+        this.core = new LockCore<>(options, Primitive.LOCK, acknowledged(store));
         this.fairStore = new FairRedisStore(redis);
-        this.fairCore = new LockCore<>(options, Primitive.LOCK, fairStore);
+        this.fairCore = new LockCore<>(options, Primitive.LOCK, acknowledged(fairStore));
         this.primitives = new PrimitiveStore(redis);
-        this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, primitives);
-        this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, primitives);
+        this.semaphoreCore = new LockCore<>(options, Primitive.SEMAPHORE, acknowledged(primitives));
+        this.readWriteCore = new LockCore<>(options, Primitive.READ_WRITE_LOCK, acknowledged(primitives));
         this.multiStore = new MultiLockStore(redis,
                 connections.cluster() ? SlotHash::getSlot : key -> 0);
-        this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, multiStore);
+        this.multiCore = new LockCore<>(options, Primitive.MULTI_LOCK, acknowledged(multiStore));
         this.cores = List.of(core, fairCore, semaphoreCore, readWriteCore, multiCore);
+    }
+
+    /**
+     * The acknowledgements {@link LockOptions#replicaAcknowledgement()} asks for, on a connection
+     * of their own; none on a Cluster yet (a number asked for there is refused). Closes
+     * {@code connections} if they cannot be had.
+     */
+    private static @Nullable ReplicaAcks acks(LockOptions options, RedisConnections connections) {
+        try {
+            RedisClient client = connections.client();
+            if (client == null) {
+                if (options.replicaAcknowledgement() > 0) {
+                    throw new IllegalArgumentException("replicaAcknowledgement(" + options.replicaAcknowledgement()
+                            + ") is not supported on a Cluster yet: leave the default (ALL_REPLICAS, which does nothing there) or set 0");
+                }
+                return null;
+            }
+            return ReplicaAcks.open(client, options);
+        } catch (RuntimeException e) {
+            connections.close().get();
+            throw e;
+        }
+    }
+
+    /** {@code store}, whose grants the replicas acknowledge when {@link #acks} are on. */
+    private <C> LockStore<C> acknowledged(LockStore<C> store) {
+        return acks == null ? store : new AcknowledgedStore<>(store);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */
@@ -241,7 +272,9 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
                 return Mono.empty();
             }
             cores.forEach(LockCore::close);
-            return Mono.fromCompletionStage(connections.close().get()).then();
+            ReplicaAcks a = acks;
+            return Mono.fromCompletionStage(a == null ? connections.close().get()
+                    : a.closeAsync().thenCompose(done -> connections.close().get())).then();
         });
     }
 

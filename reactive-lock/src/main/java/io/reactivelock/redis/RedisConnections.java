@@ -19,16 +19,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Schedulers;
 
 /**
  * The two connections of a client, made from a {@link RedisURI}, a {@link RedisClient} or a
  * {@link RedisClusterClient}: commands (for the scripts and the inspector) and pub/sub (for
- * release notices), whether they reach a Cluster, and how to close what the client owns.
+ * release notices), whether they reach a Cluster, how to close what the client owns, and the
+ * Lettuce client of a standalone or Sentinel deployment (for {@link ReplicaAcks}' connection).
  * Connecting blocks.
  */
 record RedisConnections(LockCommands commands, Deployment deployment, boolean cluster,
-        StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close) {
+        StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close, @Nullable RedisClient client) {
 
     /**
      * A client of its own for {@code uri}, on resources of its own whose connections consolidate
@@ -97,7 +99,7 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
         StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
         StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
         return new RedisConnections(new LockCommands(commands.async()), new Deployment.Cluster(commands), true, pubSub,
-                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()));
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()), null);
     }
 
     private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {
@@ -107,7 +109,7 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
                 // The connections finish closing on the client's event loop; shutting the client down
                 // from there would block that loop, so the shutdown hops off it first.
                 () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync())
-                        .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)));
+                        .thenComposeAsync(done -> closeClient.get(), task -> Schedulers.boundedElastic().schedule(task)), client);
     }
 
     /** The pub/sub connection {@code connect} opens; if it cannot, {@code commands} is closed before the error goes on. */

@@ -141,7 +141,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
             return acquireByScript(call, attempt, false);
         }
         Duration ttl = call.request.ttl();
-        return redis.commands().setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
+        return redis.setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
                 .whenComplete((set, error) -> settingNow.remove(call.lockKey, call))
                 .thenCompose(set -> {
                     if (set) {
@@ -161,7 +161,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
     CompletionStage<Reply> acquireByScript(Call call, int attempt, boolean busy) {
         listenBeforeRegistering(call, busy);
         long validFor = call.request.ttl().toNanos();
-        return redis.commands().run(acquireScript(), acquireKeys(call), acquireArgs(call, attempt))
+        return redis.grant(acquireScript(), fence -> fence > 0, acquireKeys(call), acquireArgs(call, attempt))
                 .thenApply(fence -> fence > 0 ? Reply.granted(fence, validFor) : Reply.busy());
     }
 
@@ -190,7 +190,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
     @Override
     public Mono<Void> renew(Call call, Lease lease) {
         long sentAt = System.nanoTime();
-        return command(call, LockScripts.RENEW, new String[] {call.lockKey}, call.token(), call.ttlMillis())
+        return redis.grantCommand(call.request.timers(), LockScripts.RENEW, renewed -> renewed == 1, new String[] {call.lockKey},
+                        call.token(), call.ttlMillis())
                 .flatMap(renewed -> {
                     if (renewed == 1) {
                         lease.extendTo(sentAt + call.request.ttl().toNanos());
@@ -247,8 +248,8 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     /** Hands the lock held by {@code call} to {@code next}; see {@link #handedOver}. */
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        return redis.commands().run(LockScripts.HAND_OVER, acquireKeys(call), call.token(), next.token(), next.fenceRetention(),
-                next.ttlMillis());
+        return redis.grant(LockScripts.HAND_OVER, this::handedOver, acquireKeys(call), call.token(), next.token(),
+                next.fenceRetention(), next.ttlMillis());
     }
 
     /** Whether a hand-off script's result means the named waiter got the lock (then it is the fence). */

@@ -497,7 +497,7 @@ public final class LockCore<C> {
                     return;
                 }
             }
-            if (acquireTimeout.isZero() || untilDeadline() <= 0) {
+            if (acquireTimeout.isZero() || untilDeadline() <= 0 || (reply != null && reply.atOnce())) {
                 failWithLastOutcome();
             } else {
                 pause(store.pause(call, attempts.get()));

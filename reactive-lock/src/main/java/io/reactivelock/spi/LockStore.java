@@ -85,18 +85,18 @@ public interface LockStore<C> {
 
     /**
      * The outcome of one acquire attempt: granted with a fencing token, valid for {@code validForNanos}
-     * from when the attempt was sent; or refused, with the reason, a detail for the message and the
-     * error behind it, if any.
+     * from when the attempt was sent; or refused, with the reason, a detail for the message, the
+     * error behind it, if any, and whether the acquisition ends {@code atOnce} with it.
      */
     record Reply(long fencingToken, long validForNanos, @Nullable Reason refusal, @Nullable String detail,
-            @Nullable Throwable error) {
+            @Nullable Throwable error, boolean atOnce) {
 
         /**
          * The lock is the caller's; {@link io.reactivelock.LockLease#NO_FENCING_TOKEN} for a lock
          * without fencing tokens, or an acquisition that needs none ({@link Request#fencing()}).
          */
         public static Reply granted(long fencingToken, long validForNanos) {
-            return new Reply(fencingToken, validForNanos, null, null, null);
+            return new Reply(fencingToken, validForNanos, null, null, null, false);
         }
 
         /** Another holder has the lock. */
@@ -106,10 +106,18 @@ public interface LockStore<C> {
 
         /** Refused for {@code reason}, explained by {@code detail} (completes "... because "). */
         public static Reply refused(Reason reason, String detail, @Nullable Throwable error) {
-            return new Reply(0, 0, reason, detail, error);
+            return new Reply(0, 0, reason, detail, error, false);
         }
 
-        private static final Reply BUSY = new Reply(0, 0, Reason.BUSY, "it stayed busy", null);
+        /**
+         * Refused for {@code reason} in a way that more attempts cannot mend: the acquisition ends
+         * now with it, however much of its acquire timeout is left.
+         */
+        public static Reply refusedAtOnce(Reason reason, String detail, @Nullable Throwable error) {
+            return new Reply(0, 0, reason, detail, error, true);
+        }
+
+        private static final Reply BUSY = new Reply(0, 0, Reason.BUSY, "it stayed busy", null, false);
 
         /** Whether the lock was granted. */
         public boolean isGranted() {

@@ -22,7 +22,8 @@ import reactor.core.publisher.Sinks;
 
 /**
  * One {@link ReactiveRedisLock} made from a Sentinel {@link RedisURI}: every primitive it hands out
- * works on the master the Sentinels name, over the client's two connections to that master.
+ * works on the master the Sentinels name, over the client's three connections to that master: commands,
+ * pub/sub, and the grants' own, whose writes the replica acknowledges ({@link ReplicaAcks}).
  */
 @NeedsRedis
 class SentinelOneClientTest {
@@ -40,12 +41,12 @@ class SentinelOneClientTest {
     }
 
     @Test
-    void everyPrimitiveOfOneClientWorksOnTheMasterOverItsTwoConnections() {
+    void everyPrimitiveOfOneClientWorksOnTheMasterOverItsThreeConnections() {
         RedisURI uri = sentinels.uri();
         uri.setClientName(CLIENT_NAME);
         try (ReactiveRedisLock client = ReactiveRedisLock.create(uri, LockOptions.defaults())) {
             List<String> opened = namedConnections(sentinels.master());
-            assertThat(opened).as("the client's connections to the master").hasSize(2);
+            assertThat(opened).as("the client's connections to the master").hasSize(3);
             List<String> ids = opened.stream().map(line -> field(line, "id")).toList();
 
             EveryPrimitive.useEachOnce(client, "order:1", "order:2");
