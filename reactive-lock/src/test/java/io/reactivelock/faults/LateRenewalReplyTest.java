@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -51,31 +53,33 @@ class LateRenewalReplyTest {
                         }
                     })
                     .build());
+            Disposable.Swap holding = Disposables.swap();
             ReactiveRedisLock next = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                     .backoff(Duration.ofMillis(5), Duration.ofMillis(20)).acquireTimeout(Duration.ofSeconds(20)).build());
             try {
-                AtomicReference<LockLease> held = new AtomicReference<>();
-                Mono<Throwable> holding = holder.withLock("late-reply", TTL, lease -> {
-                            held.set(lease);
+                AtomicReference<LockLease> lease = new AtomicReference<>();
+                Mono<Throwable> held = holder.withLock("late-reply", TTL, granted -> {
+                            lease.set(granted);
                             return Mono.never();
                         })
                         .<Throwable>map(value -> new AssertionError("expected a lost lease, got " + value))
                         .onErrorResume(Mono::just)
                         .cache();
-                holding.subscribe();
+                holding.update(held.subscribe());
                 renewed.asMono().block(Duration.ofSeconds(10));
 
-                long nextEntered = next.withLock("late-reply", TTL, lease -> Mono.fromCallable(System::nanoTime))
+                long nextEntered = next.withLock("late-reply", TTL, entered -> Mono.fromCallable(System::nanoTime))
                         .block(Duration.ofSeconds(20));
                 proxy.unfreeze(); // the first holder's release, sent when it was told, goes through (and finds the lock not its own)
 
-                long leaseLeftMillis = TimeUnit.NANOSECONDS.toMillis(held.get().validUntilNanos() - nextEntered);
+                long leaseLeftMillis = TimeUnit.NANOSECONDS.toMillis(lease.get().validUntilNanos() - nextEntered);
                 assertThat(leaseLeftMillis)
                         .as("ms the first holder's lease still had to run when the next holder entered (from the reply: about +400)")
                         .isNotPositive();
-                assertThat(holding.block(Duration.ofSeconds(20))).isInstanceOf(LockLostException.class);
+                assertThat(held.block(Duration.ofSeconds(20))).isInstanceOf(LockLostException.class);
             } finally {
                 proxy.unfreeze();
+                holding.dispose(); // a holder still holding (the lease counted wrongly) would make its client's close wait
                 next.close();
                 holder.close();
             }
