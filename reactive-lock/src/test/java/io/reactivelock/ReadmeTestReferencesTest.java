@@ -15,15 +15,20 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every page of the documentation (README.md and each Markdown page under docs/) names the tests that
- * show its claims, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`} or
- * {@code `SomeTest`'s `methodPrefix…`}: every one of them must exist, so that a renamed or removed
- * test cannot leave a claim pointing at nothing, wherever the claim is.
+ * show its claims, as {@code `faults.SomeTest`}, {@code `SomeTest.methodPrefix…`},
+ * {@code `SomeTest`'s `methodPrefix…`} (a published contract, {@code SomeContract}, likewise), or a
+ * bare method: {@code `methodPrefix…`}, or a name of five words or more such as
+ * {@code `aDeadReaderStopsKeepingWriters`} (shorter ones without {@code …} are API names): every one
+ * of them must exist, so that a renamed or removed test cannot leave a claim pointing at nothing,
+ * wherever the claim is. A bare method may be declared by any test or contract.
  */
 class ReadmeTestReferencesTest {
 
     private static final List<Path> ROOTS = TestSources.roots();
     private static final Pattern REFERENCE = Pattern.compile(
-            "`((?:\\w+\\.)?[A-Z]\\w*Test)(?:\\.(\\w+)…?)?`(?:'s `(\\w+)…?`)?");
+            "`((?:\\w+\\.)?[A-Z]\\w*(?:Test|Contract))(?:\\.(\\w+)…?)?`(?:'s `(\\w+)…?`)?");
+    /** A bare method: not after a dot or a class's {@code 's}; a test's if it ends with {@code …} or has five words or more. */
+    private static final Pattern BARE_METHOD = Pattern.compile("(?<![\\w.`])(?<!'s )`([a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)(…)?`");
 
     @Test
     void everyTestTheDocsNameExists() throws IOException {
@@ -53,7 +58,23 @@ class ReadmeTestReferencesTest {
                 }
             }
         }
+        int bare = 0;
+        for (Path page : pages) {
+            Matcher m = BARE_METHOD.matcher(Files.readString(page));
+            while (m.find()) {
+                String method = m.group(1);
+                if (m.group(2) == null && method.chars().filter(Character::isUpperCase).count() < 4) {
+                    continue;
+                }
+                bare++;
+                if (!declaredByAnyTest(method)) {
+                    missing.add(repository.relativize(page) + ": " + m.group() + ": no test method starting with " + method
+                            + " in any test or contract");
+                }
+            }
+        }
         assertThat(references).as("test references found in README.md and docs/").isGreaterThan(100);
+        assertThat(bare).as("bare test methods named in README.md and docs/").isGreaterThan(10);
         assertThat(missing).as("tests README.md and docs/ name that do not exist").isEmpty();
     }
 
@@ -80,6 +101,21 @@ class ReadmeTestReferencesTest {
             }
         }
         return null;
+    }
+
+    /** Whether a test or contract of any module declares a method starting with {@code prefix}. */
+    private static boolean declaredByAnyTest(String prefix) throws IOException {
+        for (Path root : ROOTS) {
+            try (Stream<Path> sources = Files.walk(root)) {
+                for (Path source : (Iterable<Path>) sources.filter(Files::isRegularFile)::iterator) {
+                    String code = Files.readString(source);
+                    if (code.contains("void " + prefix) || code.contains("fun " + prefix)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.reactivelock.nemesis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
@@ -62,13 +63,20 @@ class LateGrantTest {
         AtomicReference<LockLease> lease = new AtomicReference<>();
         AtomicLong enteredAt = new AtomicLong();
         AtomicLong toldAt = new AtomicLong();
+        AtomicLong bytesSentBeforeEntry = new AtomicLong(Long.MAX_VALUE);
         CompletableFuture<Object> holder = lock.withLock("late", TTL, granted -> {
+                    bytesSentBeforeEntry.set(proxy.requestBytes());
                     enteredAt.set(System.nanoTime());
                     lease.set(granted);
                     return Mono.never();
                 })
                 .doOnError(error -> toldAt.set(System.nanoTime()))
                 .toFuture();
+
+        // The renewal goes out as the body enters, not one renewal interval later: the next bytes the lock sends.
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> proxy.requestBytes() > bytesSentBeforeEntry.get());
+        assertThat(Duration.ofNanos(System.nanoTime() - enteredAt.get()))
+                .as("from the body's entry to the renewal going out (a renewal interval: 1 s)").isLessThanOrEqualTo(TOLD_LATE);
 
         assertThat(holder).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
                 .havingCause().isInstanceOf(LockLostException.class);

@@ -6,12 +6,14 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.support.RedisServer;
+import io.reactivelock.support.TcpProxy;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
 /**
@@ -51,6 +53,33 @@ class BackgroundReleaseTest {
                     .expectNext("after").verifyComplete();
         } finally {
             lock.close();
+        }
+    }
+
+    /**
+     * A holder's release that fails (Redis out of reach: connections cut and refused) is left to the
+     * background, whose loop retries it while the lease it would free lasts: once Redis is in reach
+     * again, a retry deletes the lock, long before its minute-long TTL would have.
+     */
+    @Test
+    void aReleaseThatFailedIsRetriedInTheBackgroundUntilItDeletesTheLock(RedisServer redis) {
+        try (TcpProxy proxy = TcpProxy.to(redis);
+                ReactiveRedisLock lock = ReactiveRedisLock.create(proxy.uri(), LockOptions.builder()
+                        .backoff(Duration.ofMillis(1), Duration.ofMillis(50)).commandTimeout(Duration.ofMillis(200)).build())) {
+            Sinks.Empty<Void> body = Sinks.empty();
+            lock.withLock("retried", Duration.ofMinutes(1), body.asMono()).subscribe(value -> {}, error -> {});
+            await().until(() -> "1".equals(redis.call("EXISTS", "lock:{retried}")));
+
+            proxy.refuseConnections(true);
+            proxy.cutConnections();
+            body.tryEmitEmpty();
+            await().atMost(Duration.ofSeconds(10)).until(() -> lock.releaseRetryTimers() == 1);
+            assertThat(redis.call("EXISTS", "lock:{retried}")).as("the lock, while its release fails").isEqualTo("1");
+
+            proxy.refuseConnections(false);
+            // Lettuce reconnects within seconds; the loop's next round, a longest backoff step later, deletes the lock.
+            await().atMost(Duration.ofSeconds(20)).until(() -> "0".equals(redis.call("EXISTS", "lock:{retried}")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> lock.namesReleasingInBackground() == 0);
         }
     }
 

@@ -194,13 +194,18 @@ class DirectedWakeUpTest {
         CompletableFuture<Void> holder = other.withLock("a", TTL, holderDone.asMono()).toFuture();
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
         redis.call("ZADD", "lock:{a}:sleepers", "1", "dead");
-        CompletableFuture<Integer> waiter = lock.withLock("a", TTL, Mono.just(1)).toFuture();
+        CompletableFuture<Long> waiter = lock.withLock("a", TTL, Mono.fromCallable(System::nanoTime)).toFuture();
         await().until(() -> "2".equals(redis.call("ZCARD", "lock:{a}:sleepers")));
 
+        long released = System.nanoTime();
         holderDone.tryEmitEmpty();
         holder.get(10, TimeUnit.SECONDS);
-        // The grace period, one backoff step, and slack for a loaded machine; a lock kept for good fails here.
-        assertThat(waiter.get(10, TimeUnit.SECONDS)).isEqualTo(1);
+        // The grace period (200 ms), then the live sleeper's next poll (one 200 ms step), with 500 ms of
+        // slack for a loaded machine: the command timeout (2 s) as the grace period, or a lock kept for good, fails here.
+        Duration grace = RedisStore.grace(options.maxBackoff(), options.commandTimeout());
+        assertThat(grace).isEqualTo(Duration.ofMillis(200));
+        assertThat(Duration.ofNanos(waiter.get(10, TimeUnit.SECONDS) - released)).as("from the release to the live sleeper's body")
+                .isLessThanOrEqualTo(grace.plus(options.maxBackoff()).plusMillis(500));
     }
 
     @Test

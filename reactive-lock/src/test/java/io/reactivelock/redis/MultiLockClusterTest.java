@@ -201,7 +201,10 @@ class MultiLockClusterTest {
     void losingANameInAnySlotCancelsTheBodyNamingItAndReleasesTheOthers() {
         String lost = onEachMaster.get(1);
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(lock(LockOptions.builder()).withLocks(allNames(), Duration.ofMillis(600), lease -> body.mono()))
+        // A lease of a minute renewed every 100 ms: the loss is found by a renewal within WAIT (20 s), not by
+        // the lease running out, and the other names are freed by their release, not by their expiry.
+        StepVerifier.create(lock(LockOptions.builder().renewalInterval(Duration.ofMillis(100)))
+                        .withLocks(allNames(), Duration.ofMinutes(1), lease -> body.mono()))
                 .expectSubscription()
                 .then(() -> eventually().until(() -> allNames().stream().allMatch(MultiLockClusterTest::isLocked)))
                 .then(() -> owner(lost).call("DEL", KEYS.lockKey(lost)))

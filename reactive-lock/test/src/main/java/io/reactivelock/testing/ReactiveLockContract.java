@@ -224,14 +224,16 @@ public abstract class ReactiveLockContract {
 
     @Test
     void aLostLeaseCancelsTheBodyWithLockLostExceptionAndLeavesTheNextHolderAlone() {
+        // A lease of TTL (30 s) renewed every 100 ms: the loss is found by a renewal within WAIT (10 s), not by the lease running out.
+        ReactiveLock renewing = newLock(LockOptions.builder().renewalInterval(Duration.ofMillis(100)).build());
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
         PublisherProbe<Object> nextBody = PublisherProbe.of(Mono.never());
         AtomicReference<Disposable> next = new AtomicReference<>();
-        StepVerifier.create(lock().withLock("a", Duration.ofMillis(300), body.mono()))
+        StepVerifier.create(renewing.withLock("a", TTL, body.mono()))
                 .expectSubscription()
                 .then(() -> eventually(() -> isLocked("a")))
                 .then(() -> expireLease("a"))
-                .then(() -> next.set(lock().withLock("a", TTL, nextBody.mono()).subscribe()))
+                .then(() -> next.set(renewing.withLock("a", TTL, nextBody.mono()).subscribe()))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
                         .hasMessageContaining("'a'"))
                 .verify(WAIT);
@@ -240,7 +242,7 @@ public abstract class ReactiveLockContract {
         // The lost holder's release was sent before its error came; a one-try acquisition through the
         // same lock goes after it (on the same connection, for a Redis lock): once refused as busy, the
         // release has run, and can be checked.
-        StepVerifier.create(lock().withAcquireTimeout(Duration.ZERO).withLock("a", TTL, Mono.just("taken")))
+        StepVerifier.create(renewing.withAcquireTimeout(Duration.ZERO).withLock("a", TTL, Mono.just("taken")))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockAcquisitionException.class)
                         .satisfies(x -> assertThat(((LockAcquisitionException) x).reason()).isEqualTo(Reason.BUSY)))
                 .verify(WAIT);

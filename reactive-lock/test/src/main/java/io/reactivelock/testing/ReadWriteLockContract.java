@@ -271,9 +271,10 @@ public abstract class ReadWriteLockContract {
     @ValueSource(booleans = {false, true})
     void aLostLeaseCancelsTheBodyWithLockLostExceptionAndTheListenerHearsIt(boolean write) {
         RecordingListener events = new RecordingListener();
-        ReactiveReadWriteLock listened = newLock(LockOptions.builder().listener(events).build());
+        // A lease of TTL (30 s) renewed every 100 ms: the loss is found by a renewal within WAIT (10 s), not by the lease running out.
+        ReactiveReadWriteLock listened = newLock(LockOptions.builder().listener(events).renewalInterval(Duration.ofMillis(100)).build());
         PublisherProbe<Object> body = PublisherProbe.of(Mono.never());
-        StepVerifier.create(with(listened, write, "a", Duration.ofMillis(300), lease -> body.mono()))
+        StepVerifier.create(with(listened, write, "a", TTL, lease -> body.mono()))
                 .expectSubscription()
                 .then(() -> eventually(() -> isHeld("a")))
                 .then(() -> expire("a"))
