@@ -1,0 +1,103 @@
+package io.reactivelock.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Model-checks the lock protocol (src/model/lock.pml, see its README) with spin: every property holds
+ * over the whole bounded state space, and each seeded protocol bug is found, with the property it
+ * breaks, so that the properties cannot silently become vacuous. Skipped, with the reason, where
+ * {@code spin} or {@code gcc} is not installed ({@code .ci/run} installs Debian's spin).
+ */
+class ProtocolModelCheckTest {
+
+    private static final Path MODEL = Path.of("src/model");
+    private static final Path WORK = Path.of("target/model");
+    /** What the failed assertion's text shows, per property (the ghost each one reads). */
+    private static final Map<String, String> MARKS = Map.of("mutex", "hold[", "fence", "g_flast", "sleepers", "g_reg[",
+            "grace", "g_keptAt", "ttl", "g_gone[");
+
+    @BeforeAll
+    static void toolsPresent() {
+        assumeTrue(onPath("spin"), "spin is not installed (apt-get install spin): the protocol model is not checked");
+        assumeTrue(onPath("gcc"), "gcc is not installed: spin's verifier cannot be compiled, the protocol model is not checked");
+    }
+
+    @Test
+    void everyPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
+        String report = check("verified", List.of());
+        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
+        System.out.println("[model] lock.pml, all properties (mutex, fence, sleepers, grace, ttl): " + summary(report));
+    }
+
+    /** Each seeded bug, the property that must catch it (the comment on the failing assert), and extra spin defines. */
+    @ParameterizedTest(name = "{0} breaks {1}")
+    @CsvSource({
+        "RELEASE_NO_TOKEN_CHECK, mutex, -DR=2",
+        "KEEP_FOR_TTL, grace, ''",
+        "CLAIM_NO_MARK, sleepers, -DNC=3",
+        "RENEW_KEPT, grace, -DSTALE_ATTEMPT",
+        "FENCE_NO_INCREMENT, fence, ''",
+        "RENEW_FROM_REPLY, mutex, ''",
+        "FENCE_RETENTION_TTL, fence, -DCLOCK_STEP",
+        "CLAIM_NO_EXPIRY, ttl, ''",
+        "HAND_OVER_NO_CHECK, mutex, -DR=2",
+        "NO_SLEEPERS_MARK, sleepers, -DNC=3",
+    })
+    void aSeededBugIsFound(String bug, String property, String defines) throws Exception {
+        List<String> args = new ArrayList<>(List.of("-DBUG_" + bug));
+        if (!defines.isBlank()) {
+            args.addAll(List.of(defines.split(" ")));
+        }
+        String report = check(bug, args);
+        assertThat(report).as("spin finds BUG_%s", bug).contains("errors: 1");
+        String violated = report.lines().filter(l -> l.contains("assertion violated")).findFirst().orElse("");
+        assertThat(violated).as("the counterexample breaks the %s property", property).contains(MARKS.get(property));
+        System.out.println("[model] BUG_" + bug + " found (" + property + "): " + summary(report));
+    }
+
+    private static String summary(String report) {
+        return report.lines().filter(l -> l.contains("states, stored") || l.contains("elapsed time") || l.contains("depth reached"))
+                .map(String::strip).reduce((a, b) -> a + "; " + b).orElse("?");
+    }
+
+    private static String check(String name, List<String> defines) throws IOException, InterruptedException {
+        Path dir = WORK.resolve(name);
+        List<String> command = new ArrayList<>(List.of("bash", MODEL.resolve("check.sh").toString(), dir.toString(), "lock"));
+        command.addAll(defines);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).as("spin finished").isTrue();
+        String report = new String(out, StandardCharsets.UTF_8);
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("report.txt"), report);
+        assertThat(p.exitValue()).as("check.sh ran:%n%s", report).isZero();
+        return report;
+    }
+
+    private static boolean onPath(String tool) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String d : path.split(java.io.File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(d, tool))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
