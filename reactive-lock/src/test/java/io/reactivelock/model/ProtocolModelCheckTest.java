@@ -54,7 +54,7 @@ class ProtocolModelCheckTest {
         "RENEW_FROM_REPLY, mutex, ''",
         "FENCE_RETENTION_TTL, fence, -DCLOCK_STEP",
         "CLAIM_NO_EXPIRY, ttl, ''",
-        "HAND_OVER_NO_CHECK, mutex, -DR=2",
+        "HAND_OVER_NO_CHECK, mutex, -DNC=3",
         "NO_SLEEPERS_MARK, sleepers, -DNC=3",
     })
     void aSeededBugIsFound(String bug, String property, String defines) throws Exception {
