@@ -9,9 +9,12 @@ cp "$here/$model.pml" .
 spin "$@" -a "$model.pml" >/dev/null
 bfs=""
 [ "${SHORTEST:-}" = 1 ] && bfs=-DBFS   # the shortest counterexample (slower)
-gcc -O2 -w -DSAFETY -DCOLLAPSE $bfs -o pan pan.c
+opt=-O2
+case " $* " in *" -DBUG_"*) opt=-O0 ;; esac   # a seeded bug is found in a few seconds: compile fast instead
+gcc $opt -w -DSAFETY -DCOLLAPSE $bfs -o pan pan.c
 ./pan -m100000 -w24 -c1 | grep -vE '^\s+(lock|fair|semaphore|rwlock|multilock)\.pml:|^\s*\(|unreached|^\s*$'
 if [ -f "$model.pml.trail" ]; then
-  echo "== counterexample (spin -t)"
-  spin "$@" -t -r -s -p -g "$model.pml" | grep -E 'proc|assert|now =' | grep -vE 'Clock\(|^\s*$' | tail -n 40 || true
+  echo "== counterexample (spin -t, the steps that change the lock, a lease or the clock)"
+  spin "$@" -t -p "$model.pml" | grep -E 'Error|failed assertion|\[(now = |lk_tok = |lk_kind = |lk_exp = |hold\[i\] = |vu\[i\] = |slp\[t\] = |fr_val = |back = |g_gone)' \
+    | sed -E 's/^ *[0-9]+:\s+proc +([0-9]+) \(([A-Za-z]+):1\) [^[]*/\2 \1 /' | uniq | tail -n 40 || true
 fi

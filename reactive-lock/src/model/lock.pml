@@ -137,7 +137,9 @@ inline nextFence(res) {
 
 /* markSleepers: a holder's token gets "+" unless it has it; a kept lock does not. */
 inline markSleepers() {
-#ifndef BUG_NO_SLEEPERS_MARK
+#ifdef BUG_NO_SLEEPERS_MARK
+  skip                                                              /* seeded: no mark */
+#else
   if :: lk_kind == PLAIN -> lk_kind = MARKED :: else fi
 #endif
 }
