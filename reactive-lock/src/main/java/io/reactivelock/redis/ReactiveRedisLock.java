@@ -230,9 +230,13 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     }
 
     /**
-     * Closes what this client owns (the connections, and the Lettuce client if it created it),
-     * without blocking. Acquisitions requested afterwards, of any primitive, fail with
-     * {@link LockClosedException}; what is held stays until released or expired.
+     * Releases what this client holds, then closes what it owns (the connections, and the Lettuce
+     * client if it created it), without blocking. Acquisitions requested afterwards, of any
+     * primitive, fail with {@link LockClosedException}, and so do those still waiting; bodies
+     * running are cancelled, their subscribers getting a {@link LockLostException}, and their
+     * locks are released by token, as is a grant whose reply is still on its way. The connections
+     * close once those releases are answered, or after {@link LockOptions#closeTimeout()}; a name
+     * whose release was not answered by then is logged at WARN and stays until its TTL.
      */
     @Override
     public Mono<Void> closeAsync() {
@@ -241,7 +245,9 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
                 return Mono.empty();
             }
             cores.forEach(LockCore::close);
-            return Mono.fromCompletionStage(connections.close().get()).then();
+            return Mono.when(cores.stream().map(LockCore::released).toList())
+                    .then(Mono.fromCompletionStage(() -> connections.close().get()))
+                    .then();
         });
     }
 
