@@ -29,6 +29,8 @@ public final class LockOptions {
     public static final Duration DEFAULT_MAX_LEASE_TIME = Duration.ofMinutes(10);
     /** Default time to wait for the reply to one Redis command. */
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+    /** Default longest wait of a client's close for the releases of what its bodies held. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
     /** Shortest waiter lease of a fair lock; see {@link #waiterLease()}. */
     public static final Duration MIN_WAITER_LEASE = Duration.ofSeconds(1);
     /** Longest accepted key prefix. */
@@ -48,6 +50,7 @@ public final class LockOptions {
     private final @Nullable Duration renewalInterval;
     private final Duration maxLeaseTime;
     private final Duration commandTimeout;
+    private final Duration closeTimeout;
     private final @Nullable Scheduler scheduler;
     private final int maxPendingAcquisitions;
     private final LockListener listener;
@@ -63,6 +66,7 @@ public final class LockOptions {
         this.renewalInterval = b.renewalInterval;
         this.maxLeaseTime = b.maxLeaseTime;
         this.commandTimeout = b.commandTimeout;
+        this.closeTimeout = b.closeTimeout;
         this.scheduler = b.scheduler;
         this.maxPendingAcquisitions = b.maxPendingAcquisitions;
         this.listener = b.listener;
@@ -130,6 +134,11 @@ public final class LockOptions {
         return commandTimeout;
     }
 
+    /** Longest wait of a client's close for the releases of what its bodies held; see {@link Builder#closeTimeout(Duration)}. */
+    public Duration closeTimeout() {
+        return closeTimeout;
+    }
+
     /**
      * The longest a waiter of a fair lock may go without calling Redis before it loses its place:
      * five of the longest backoff steps, and at least one second so that a short pause (GC, a busy
@@ -181,7 +190,7 @@ public final class LockOptions {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
                 + ", minBackoff=" + minBackoff + ", maxBackoff=" + maxBackoff + ", jitter=" + jitter
                 + ", renewalInterval=" + (renewalInterval == null ? "ttl/3" : renewalInterval)
-                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout
+                + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + ", closeTimeout=" + closeTimeout
                 + ", maxPendingAcquisitions=" + maxPendingAcquisitions
                 + ", replicaAcknowledgement=" + (replicaAcknowledgement == ALL_REPLICAS ? "all" : replicaAcknowledgement)
                 + ", replicaAckTimeout=" + replicaAckTimeout() + "}";
@@ -197,6 +206,7 @@ public final class LockOptions {
         private @Nullable Duration renewalInterval;
         private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
         private @Nullable Scheduler scheduler;
         private int maxPendingAcquisitions = DEFAULT_MAX_PENDING_ACQUISITIONS;
         private LockListener listener = LockListener.NONE;
@@ -214,6 +224,7 @@ public final class LockOptions {
             renewalInterval = o.renewalInterval;
             maxLeaseTime = o.maxLeaseTime;
             commandTimeout = o.commandTimeout;
+            closeTimeout = o.closeTimeout;
             scheduler = o.scheduler;
             maxPendingAcquisitions = o.maxPendingAcquisitions;
             listener = o.listener;
@@ -297,6 +308,19 @@ public final class LockOptions {
         /** Longest wait for one Redis reply, positive. Defaults to 2 seconds. */
         public Builder commandTimeout(Duration commandTimeout) {
             this.commandTimeout = positive(commandTimeout, "commandTimeout");
+            return this;
+        }
+
+        /**
+         * Longest wait of a client's {@code closeAsync()} for the releases of what it holds: it
+         * cancels the bodies running and the acquisitions under way, releases their locks by token
+         * (and any grant whose reply is still on its way), and closes its connections once those
+         * releases are answered or this long has passed, whichever comes first; a name whose
+         * release was not answered is logged at WARN and stays until its TTL. Positive. Defaults
+         * to 5 seconds.
+         */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = positive(closeTimeout, "closeTimeout");
             return this;
         }
 

@@ -39,7 +39,10 @@ public interface ReactiveLockClient extends ReactiveLock {
 
     /**
      * Closes what this client owns, without blocking. Acquisitions requested afterwards, of any
-     * primitive, fail with {@link LockClosedException}; what is held stays until released or expired.
+     * primitive, fail with {@link LockClosedException}, and so do those still waiting; bodies
+     * running are cancelled, their subscribers getting a {@link LockLostException}, and what they
+     * hold is released (a store's connections close only after those releases, or after
+     * {@link LockOptions#closeTimeout()}).
      */
     Mono<Void> closeAsync();
 }

@@ -23,6 +23,7 @@ class LockOptionsTest {
         assertThat(o.renewalIntervalFor(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(10));
         assertThat(o.maxLeaseTime()).isEqualTo(Duration.ofMinutes(10));
         assertThat(o.commandTimeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(o.closeTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(o.scheduler()).isSameAs(Schedulers.parallel());
     }
 
@@ -39,7 +40,8 @@ class LockOptionsTest {
     void toBuilderKeepsEveryValue() {
         LockOptions o = LockOptions.builder().keyPrefix("app").acquireTimeout(Duration.ZERO)
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(2)).jitter(0).renewalInterval(Duration.ofSeconds(1))
-                .maxLeaseTime(Duration.ofMinutes(1)).commandTimeout(Duration.ofMillis(300)).build();
+                .maxLeaseTime(Duration.ofMinutes(1)).commandTimeout(Duration.ofMillis(300))
+                .closeTimeout(Duration.ofMillis(400)).build();
         assertThat(o.toBuilder().build()).usingRecursiveComparison().isEqualTo(o);
     }
 
@@ -52,6 +54,7 @@ class LockOptionsTest {
         assertThatThrownBy(() -> LockOptions.builder().backoff(Duration.ofSeconds(1), null)).hasMessage("maxBackoff");
         assertThatThrownBy(() -> LockOptions.builder().maxLeaseTime(null)).hasMessage("maxLeaseTime");
         assertThatThrownBy(() -> LockOptions.builder().commandTimeout(null)).hasMessage("commandTimeout");
+        assertThatThrownBy(() -> LockOptions.builder().closeTimeout(null)).hasMessage("closeTimeout");
     }
 
     @ParameterizedTest
@@ -76,6 +79,10 @@ class LockOptionsTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxLeaseTime");
         assertThatThrownBy(() -> LockOptions.builder().commandTimeout(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("commandTimeout");
+        assertThatThrownBy(() -> LockOptions.builder().closeTimeout(negative))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("closeTimeout");
+        assertThatThrownBy(() -> LockOptions.builder().closeTimeout(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("closeTimeout");
     }
 
     @Test

@@ -261,9 +261,13 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     }
 
     /**
-     * Closes what this client owns (the connections, and the Lettuce client if it created it),
-     * without blocking. Acquisitions requested afterwards, of any primitive, fail with
-     * {@link LockClosedException}; what is held stays until released or expired.
+     * Releases what this client holds, then closes what it owns (the connections, and the Lettuce
+     * client if it created it), without blocking. Acquisitions requested afterwards, of any
+     * primitive, fail with {@link LockClosedException}, and so do those still waiting; bodies
+     * running are cancelled, their subscribers getting a {@link LockLostException}, and their
+     * locks are released by token, as is a grant whose reply is still on its way. The connections
+     * close once those releases are answered, or after {@link LockOptions#closeTimeout()}; a name
+     * whose release was not answered by then is logged at WARN and stays until its TTL.
      */
     @Override
     public Mono<Void> closeAsync() {
@@ -272,9 +276,13 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
                 return Mono.empty();
             }
             cores.forEach(LockCore::close);
+            // Bodies cancelled and their locks released (releases go on the command connection) before
+            // the grants' connection and then the command connection close.
             ReplicaAcks a = acks;
-            return Mono.fromCompletionStage(a == null ? connections.close().get()
-                    : a.closeAsync().thenCompose(done -> connections.close().get())).then();
+            return Mono.when(cores.stream().map(LockCore::released).toList())
+                    .then(Mono.fromCompletionStage(() -> a == null ? connections.close().get()
+                            : a.closeAsync().thenCompose(done -> connections.close().get())))
+                    .then();
         });
     }
 

@@ -201,8 +201,13 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
     }
 
     /**
-     * Closes the connections and the client, without blocking. Locks requested afterwards fail with {@link io.reactivelock.LockClosedException};
-     * locks held stay until released or expired.
+     * Releases what this lock holds, then closes the connections and the client, without
+     * blocking. Locks requested afterwards fail with {@link io.reactivelock.LockClosedException},
+     * and so do acquisitions still waiting; bodies running are cancelled, their subscribers getting
+     * a {@link io.reactivelock.LockLostException}, and their locks are released on every node, as
+     * is a grant whose replies are still on their way. The connections close once those releases
+     * are answered, or after {@link LockOptions#closeTimeout()}; a name whose release was not
+     * answered by then is logged at WARN and stays until its TTL.
      */
     public Mono<Void> closeAsync() {
         return Mono.defer(() -> {
@@ -211,11 +216,11 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
             }
             // The connections finish closing on the client's event loop; shutting the client down
             // from there would block that loop, so hop off it first.
-            return Mono.fromCompletionStage(CompletableFuture
+            return core.released().then(Mono.fromCompletionStage(() -> CompletableFuture
                     .allOf(connections.stream().map(StatefulRedisConnection::closeAsync).toArray(CompletableFuture[]::new))
                     .thenComposeAsync(done -> client.shutdownAsync(), task -> Schedulers.boundedElastic().schedule(task))
                     .thenCompose(done -> RedisConnections.shutdown(client.getResources())))
-                    .then();
+                    .then());
         });
     }
 

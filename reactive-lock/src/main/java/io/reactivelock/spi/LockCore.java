@@ -86,6 +86,16 @@ public final class LockCore<C> {
     private final AtomicInteger activeLeases = new AtomicInteger();
     private final ConcurrentHashMap<String, BackgroundReleases> releasing = new ConcurrentHashMap<>();
     private final AtomicInteger releaseRetryTimers = new AtomicInteger();
+    /**
+     * Every acquisition with something under way: from its subscription until it has ended and
+     * its last command (an attempt, a release) has been answered. What {@link #close()} cancels
+     * and {@link #released()} waits for.
+     */
+    private final ConcurrentHashMap<Acquisition, Integer> live = new ConcurrentHashMap<>();
+    /** Completed once the lock is closed and nothing is {@link #live}. */
+    private final CompletableFuture<Void> drained = new CompletableFuture<>();
+    /** Set once {@link #released()} stopped waiting: background releases are no longer retried. */
+    private volatile boolean gaveUp;
     private final boolean durationsOnSchedulerClock;
 
     /** A core for a lock of kind {@code primitive}, whose listener hears it as that kind. */
@@ -148,10 +158,51 @@ public final class LockCore<C> {
         return timers.pending();
     }
 
-    /** Marks the lock closed; returns whether it was open. Acquisitions under way go on. */
+    /**
+     * Closes the lock; returns whether it was open. Acquisitions requested from now on fail with
+     * {@link LockClosedException}, and so do those still waiting for the lock; bodies running are
+     * cancelled, and their subscribers get a {@link LockLostException}. Whatever each of them holds
+     * or may yet be granted (a reply still on its way) is released by token, in the background:
+     * {@link #released()} says when that is done, and the store's connections must stay open until then.
+     */
     public boolean close() {
-        return closed.compareAndSet(false, true);
+        if (!closed.compareAndSet(false, true)) {
+            return false;
+        }
+        live.keySet().forEach(Acquisition::closeNow);
+        if (live.isEmpty()) {
+            drained.complete(null);
+        }
+        return true;
     }
+
+    /**
+     * After {@link #close()}: completes once every acquisition has ended and its last command (an
+     * attempt, a release) has been answered, or after {@link LockOptions#closeTimeout()}; then
+     * logs at WARN the names whose release was not answered, which stay until their TTL. Never fails.
+     */
+    public Mono<Void> released() {
+        Duration timeout = options.closeTimeout();
+        return Mono.fromFuture(drained, true).timeout(timeout, Mono.fromRunnable(() -> {
+            gaveUp = true;
+            List<String> names = live.keySet().stream().map(a -> a.name).distinct().sorted().toList();
+            if (!names.isEmpty()) {
+                log.warn("Closed with {} lock name(s) whose release was not answered within {} ms; they stay until "
+                        + "their TTL: {}", names.size(), timeout.toMillis(), names.size() <= MAX_NAMES_LOGGED ? names
+                        : names.subList(0, MAX_NAMES_LOGGED) + " and " + (names.size() - MAX_NAMES_LOGGED) + " more");
+            }
+        }), timers);
+    }
+
+    /**
+     * Key of the Reactor context of a {@code withLock} subscription whose body {@link #close()}
+     * does not cancel: closing then waits for it to end by itself (at most the close timeout), as
+     * for a body holding a lock for a minimum time, which must outlive the instance's shutdown.
+     */
+    public static final String RUNS_THROUGH_CLOSE = "io.reactivelock.runsThroughClose";
+
+    /** The most names one WARN of {@link #released()} lists. */
+    private static final int MAX_NAMES_LOGGED = 100;
 
     /** {@code withLock} with the options' acquire timeout. */
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
@@ -193,6 +244,7 @@ public final class LockCore<C> {
                 return Mono.error(refused);
             }
             Acquisition a = new Acquisition(name, ttl, acquireTimeout, fencing, open);
+            a.workStarted();
             return Mono.usingWhen(a.acquire(), lease -> a.run(lease, body),
                             a::complete, (lease, error) -> a.release(error), lease -> a.release(null))
                     .onErrorMap(LockCore::isWrappedLoss, Throwable::getCause)
@@ -215,6 +267,7 @@ public final class LockCore<C> {
                 return Flux.error(refused);
             }
             Acquisition a = new Acquisition(name, ttl, acquireTimeout, true, store::open);
+            a.workStarted();
             return Flux.usingWhen(a.acquire(), lease -> a.runMany(lease, body),
                             a::complete, (lease, error) -> a.release(error), lease -> a.release(null))
                     .onErrorMap(LockCore::isWrappedLoss, Throwable::getCause)
@@ -354,6 +407,8 @@ public final class LockCore<C> {
         private volatile @Nullable Throwable lastRenewError;
         private volatile long heldSinceNanos;
         private volatile long releaseByNanos;
+        /** What fails the body when the lock is closed while it runs; set while it runs. */
+        private final AtomicReference<@Nullable MonoSink<?>> cut = new AtomicReference<>();
 
         Acquisition(String name, Duration ttl, Duration acquireTimeout, boolean fencing,
                 Function<? super Request, ? extends C> open) {
@@ -418,10 +473,60 @@ public final class LockCore<C> {
             }
         }
 
+        /** One more thing under way for this acquisition (its subscription, a command); it is {@link #live} while any is. */
+        void workStarted() {
+            live.merge(this, 1, Integer::sum);
+        }
+
+        /** One thing under way ended; once none is left, the lock may be {@link #drained}. */
+        void workEnded() {
+            if (live.computeIfPresent(this, (a, n) -> n == 1 ? null : n - 1) == null && closed.get() && live.isEmpty()) {
+                drained.complete(null);
+            }
+        }
+
+        /** The lock was closed: an acquisition still waiting fails, a body running is cancelled. */
+        void closeNow() {
+            if (sink != null && state.get() == ACQUIRING) {
+                failClosed();
+            }
+            MonoSink<?> body = cut.getAndSet(null);
+            if (body != null) {
+                body.error(new LockLostException(name,
+                        "the client was closed while the body held it; the body was cancelled and the lock released", null));
+            }
+        }
+
+        private void failClosed() {
+            if (settled.compareAndSet(false, true)) {
+                LockClosedException closedNow = new LockClosedException(name);
+                listener.acquireFailed(name, closedNow, Duration.ofNanos(clock() - startNanos));
+                Objects.requireNonNull(sink).error(closedNow);
+            }
+        }
+
+        /** Never emits; fails the body when the lock is closed while it runs ({@link #closeNow()}). */
+        private <T> Mono<T> cutOnClose() {
+            return Mono.create(s -> {
+                if (s.contextView().hasKey(RUNS_THROUGH_CLOSE)) {
+                    return;
+                }
+                cut.set(s);
+                s.onCancel(() -> cut.compareAndSet(s, null));
+                if (closed.get()) {
+                    closeNow();
+                }
+            });
+        }
+
         Mono<Lease> acquire() {
             return Mono.create(s -> {
                 sink = s;
                 s.onDispose(this::stopTimers);
+                if (closed.get()) {
+                    failClosed(); // closed since it was admitted; close() may not have seen this sink
+                    return;
+                }
                 Duration first = store.pause(call, 0);
                 if (first != null && first.isZero()) {
                     attempt();
@@ -447,6 +552,7 @@ public final class LockCore<C> {
             // attempt, which with this token takes back a lock handed to it.
             long sentAt = System.nanoTime();
             CompletableFuture<LockStore.Reply> reply;
+            workStarted(); // until the reply is handled: a grant it brings after close() is released first
             try {
                 reply = store.acquire(call, attempt).toCompletableFuture();
             } catch (RuntimeException e) {
@@ -458,12 +564,16 @@ public final class LockCore<C> {
                         noReplyWithin(Objects.requireNonNull(timeout))));
             }
             reply.whenComplete((r, e) -> {
-                if (isDone()) {
-                    // A grant, or a place in a line, taken for a subscription that has ended; or an
-                    // error whose command may have taken some of it (a multi-lock's groups).
-                    releaseInBackground("a reply that arrived after the acquisition ended");
+                try {
+                    if (isDone()) {
+                        // A grant, or a place in a line, taken for a subscription that has ended; or an
+                        // error whose command may have taken some of it (a multi-lock's groups).
+                        releaseInBackground("a reply that arrived after the acquisition ended");
+                    }
+                    ended(t, sentAt, r, e);
+                } finally {
+                    workEnded();
                 }
-                ended(t, sentAt, r, e);
             });
         }
 
@@ -585,7 +695,7 @@ public final class LockCore<C> {
             }
             held();
             Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
-            return Mono.firstWithSignal(work, watchdog(lease));
+            return Mono.firstWithSignal(work, watchdog(lease), cutOnClose());
         }
 
         /** {@link #run} for a body of many values: they pass while the watchdog lets the body run. */
@@ -596,7 +706,7 @@ public final class LockCore<C> {
             held();
             Flux<T> work = Flux.defer(() -> Objects.requireNonNull(body.apply(lease), "the body function returned null"));
             AtomicReference<Throwable> stopped = new AtomicReference<>();
-            Mono<Boolean> dog = this.<Boolean>watchdog(lease).onErrorResume(e -> {
+            Mono<Boolean> dog = Mono.firstWithSignal(this.<Boolean>watchdog(lease), this.<Boolean>cutOnClose()).onErrorResume(e -> {
                 stopped.set(e);
                 return Mono.just(true);
             });
@@ -659,6 +769,7 @@ public final class LockCore<C> {
                 releaseInBackground("losing its lease");
                 return Mono.empty();
             }
+            workStarted(); // until answered: close() waits for it
             return store.release(call).doOnNext(handedOn -> {
                 if (handedOn) {
                     listener.handedOff(name);
@@ -671,7 +782,7 @@ public final class LockCore<C> {
                 log.warn("Could not release lock '{}' yet; retrying in the background", name, cause);
                 releaseInBackground("a failed release");
                 return Mono.empty();
-            });
+            }).doFinally(signal -> workEnded());
         }
 
         /** After the subscription ends: releases what an acquisition that never ran its body may hold or have been handed. */
@@ -684,6 +795,7 @@ public final class LockCore<C> {
                     releaseInBackground("an abandoned acquisition");
                 }
             }
+            workEnded(); // the subscription's own
         }
 
         /** Releases without anyone waiting for it; see {@link BackgroundReleases}. */
@@ -692,6 +804,7 @@ public final class LockCore<C> {
                 releaseByNanos = System.nanoTime() + ttlNanos;
             }
             log.debug("Releasing lock '{}' in the background after {}", name, why);
+            workStarted(); // until this release is answered, or given up
             releasing.compute(name, (n, existing) -> {
                 BackgroundReleases r = existing == null ? new BackgroundReleases(n) : existing;
                 r.queue.add(this);
@@ -740,7 +853,12 @@ public final class LockCore<C> {
                     .flatMap(a -> Mono.fromCompletionStage(() -> store.releaseAbandoned(a.call))
                             .timeout(options.commandTimeout(), timers)
                             .then(Mono.<Acquisition>empty())
-                            .onErrorResume(e -> retryable(a, unwrap(e)) ? Mono.just(a) : Mono.empty()))
+                            .onErrorResume(e -> retryable(a, unwrap(e)) ? Mono.just(a) : Mono.empty())
+                            .doOnSuccess(again -> {
+                                if (again == null) {
+                                    a.workEnded();
+                                }
+                            }))
                     .collectList()
                     .subscribe(again -> {
                         if (again.isEmpty()) {
@@ -757,7 +875,7 @@ public final class LockCore<C> {
         }
 
         private boolean retryable(Acquisition a, Throwable e) {
-            if (store.isTransient(e) && System.nanoTime() - a.releaseByNanos < 0) {
+            if (store.isTransient(e) && System.nanoTime() - a.releaseByNanos < 0 && !gaveUp) {
                 return true;
             }
             log.warn("Could not release lock '{}' in the background; it expires by its TTL", name, e);

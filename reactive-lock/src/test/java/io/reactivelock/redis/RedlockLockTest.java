@@ -502,6 +502,23 @@ class RedlockLockTest {
     }
 
     @Test
+    void closingCancelsARunningBodyAndReleasesItsLockOnEveryNodeBeforeTheConnectionsClose() {
+        ReactiveRedlock lock = lock();
+        StepVerifier body = StepVerifier.create(lock.withLock("report", Duration.ofMinutes(5), lease -> Mono.never()))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
+                        .hasMessageContaining("the client was closed while the body held it"))
+                .verifyLater();
+        poll().until(() -> lock.activeLeases() == 1);
+        assertThat(nodesHolding("report")).as("nodes holding it before close").isEqualTo(N);
+
+        lock.close();
+
+        assertThat(servers).as("PTTL of the lock on each node once close() returned: gone")
+                .allSatisfy(node -> assertThat(node.call("PTTL", "lock:{report}")).isEqualTo("-2"));
+        body.verify(WAIT);
+    }
+
+    @Test
     void afterCloseNewLocksFail() {
         ReactiveRedlock lock = lock();
         lock.close();

@@ -2,6 +2,7 @@ package io.reactivelock.spring;
 
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.ReactiveLock;
+import io.reactivelock.spi.LockCore;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -120,7 +121,9 @@ final class LockedCalls {
         void start(Mono<Void> holding) {
             // Cancelled before the grant: cancelling withLock releases whatever it may hold.
             sink.onCancel(subscription);
-            subscription.update(holding.contextWrite(sink.contextView()).contextWrite(Context.of(HOLD, this))
+            // Closing the lock does not cut a window short: it waits for it (at most its close timeout).
+            subscription.update(holding.contextWrite(sink.contextView())
+                    .contextWrite(Context.of(HOLD, this, LockCore.RUNS_THROUGH_CLOSE, true))
                     .subscribe(done -> {}, this::failed, ended::tryEmitEmpty));
         }
 

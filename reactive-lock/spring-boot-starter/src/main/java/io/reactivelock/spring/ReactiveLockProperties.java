@@ -39,6 +39,12 @@ public class ReactiveLockProperties {
     /** Longest wait for the reply to one Redis command. */
     private Duration commandTimeout = Duration.ofSeconds(2);
 
+    /**
+     * Longest wait, when the application context closes, for the releases of the locks its running
+     * bodies held (they are cancelled first); a name still held after it stays until its TTL.
+     */
+    private Duration closeTimeout = Duration.ofSeconds(5);
+
     /** Whether waiters get a busy lock in arrival order (a queue in Redis). */
     private boolean fair;
 
@@ -108,6 +114,14 @@ public class ReactiveLockProperties {
         this.commandTimeout = commandTimeout;
     }
 
+    public Duration getCloseTimeout() {
+        return closeTimeout;
+    }
+
+    public void setCloseTimeout(Duration closeTimeout) {
+        this.closeTimeout = closeTimeout;
+    }
+
     public boolean isFair() {
         return fair;
     }
@@ -128,6 +142,7 @@ public class ReactiveLockProperties {
                 .backoff(minBackoff, maxBackoff)
                 .maxLeaseTime(maxLeaseTime)
                 .commandTimeout(commandTimeout)
+                .closeTimeout(closeTimeout)
                 .listener(listener)
                 .build();
     }

@@ -10,6 +10,8 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -21,6 +23,10 @@ import org.springframework.core.annotation.AnnotationUtils;
  * not parse or whose TTL the lock refuses, or the lack of a {@link ReactiveLock} bean, fails the
  * bean's creation with a message naming the method.
  *
+ * <p>A bean with {@code WithLock} methods is made a dependent of the {@link ReactiveLock} beans, so
+ * that the context destroys it first: its reactive {@code @Scheduled} runs are cancelled (and
+ * released) while the lock is still open, and then the lock's close waits for those releases.
+ *
  * <p>Its proxies come before the reactive {@code @Scheduled} support (whose post-processor runs
  * last), so a scheduled job calls the locked method, and the lock is taken outside advice that
  * other proxies already apply (a transaction, say).
@@ -30,6 +36,7 @@ final class WithLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPo
     private static final long serialVersionUID = 1L;
 
     private final transient WithLockInterceptor interceptor;
+    private transient @Nullable ConfigurableListableBeanFactory beans;
 
     WithLockBeanPostProcessor(ObjectProvider<ReactiveLock> locks) {
         this.interceptor = new WithLockInterceptor(locks);
@@ -42,6 +49,7 @@ final class WithLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPo
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         super.setBeanFactory(beanFactory);
+        beans = beanFactory instanceof ConfigurableListableBeanFactory listable ? listable : null;
         if (beanFactory instanceof ConfigurableBeanFactory configurable) {
             interceptor.resolvePlaceholdersWith(configurable::resolveEmbeddedValue);
         }
@@ -54,6 +62,13 @@ final class WithLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPo
             Map<Method, WithLock> annotated = MethodIntrospector.selectMethods(type,
                     (MethodIntrospector.MetadataLookup<WithLock>) method -> AnnotatedElementUtils.findMergedAnnotation(method, WithLock.class));
             annotated.forEach(interceptor::register);
+            if (!annotated.isEmpty() && beans != null) {
+                for (String lock : beans.getBeanNamesForType(ReactiveLock.class, false, false)) {
+                    if (!lock.equals(beanName)) {
+                        beans.registerDependentBean(lock, beanName);
+                    }
+                }
+            }
         }
         return super.postProcessAfterInitialization(bean, beanName);
     }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.LockListener;
 import io.reactivelock.LockLostException;
+import io.reactivelock.LockOptions;
 import io.reactivelock.spring.WithLock.OnBusy;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.RecordingListener;
@@ -78,9 +79,9 @@ class LockedScheduledJobTest {
 
         assertThat(history.overlaps()).as("runs of the job that overlapped").isEmpty();
         assertThat(history.maxOccupancy()).isEqualTo(1);
-        // Satisfied by the 10 s TTL too: a run still going when its context closes loses its lock
-        // with the lock's connection, which the context closes first (see issue 26's report).
-        await().atMost(TIMEOUT).until(() -> !held("report-job"));
+        // On a 5-minute lease: a run still going when its context closed was cancelled and released.
+        assertThat(redis.call("PTTL", "lock:{report-job}")).as("PTTL of the job's lock once both contexts closed: gone")
+                .isEqualTo("-2");
     }
 
     @Test
@@ -174,10 +175,25 @@ class LockedScheduledJobTest {
             redis.call("DEL", "lock:{long-job}");
             await().atMost(TIMEOUT).until(() -> runs.starts.get() == 2);
         });
-        // Not a release: a run still going when the context closes loses its lease as the lock's
-        // connection closes under it, and the lock expires by its 300 ms TTL (see issue 26's report).
-        await().atMost(TIMEOUT).until(() -> !held("long-job"));
         assertThat(runs.cancels).as("closing the context cancelled the second run").hasValue(2);
+    }
+
+    @Test
+    void aRunGoingWhenTheContextClosesIsCancelledAndItsLockReleasedBeforeTheConnectionsClose() {
+        LongRuns runs = new LongRuns();
+        long[] closingAt = new long[1];
+        instance(LongLeaseJob.class, () -> new LongLeaseJob(runs)).run(context -> {
+            await().atMost(TIMEOUT).until(() -> runs.starts.get() == 1 && held("long-lease-job"));
+            assertThat(Long.parseLong(redis.call("PTTL", "lock:{long-lease-job}"))).as("the run's lease, before close").isPositive();
+            closingAt[0] = System.nanoTime();
+        });
+        Duration closing = Duration.ofNanos(System.nanoTime() - closingAt[0]);
+
+        assertThat(redis.call("PTTL", "lock:{long-lease-job}")).as("PTTL of the run's lock (a 5-minute lease) once the context closed: gone")
+                .isEqualTo("-2");
+        assertThat(runs.cancels).as("closing the context cancelled the run").hasValue(1);
+        assertThat(closing).as("the context's close, releases included (bounded by the close timeout)")
+                .isLessThan(LockOptions.DEFAULT_CLOSE_TIMEOUT);
     }
 
     private long renewals() {
@@ -204,7 +220,7 @@ class LockedScheduledJobTest {
         }
 
         @Scheduled(fixedRate = 20)
-        @WithLock(name = "'report-job'", ttl = "10s", acquireTimeout = "0s", onBusy = OnBusy.SKIP)
+        @WithLock(name = "'report-job'", ttl = "5m", acquireTimeout = "0s", onBusy = OnBusy.SKIP)
         public Mono<Void> run() {
             return history.record(instance, "report-job", "-", 0, Mono.delay(runLength()).then());
         }
@@ -250,6 +266,23 @@ class LockedScheduledJobTest {
         final AtomicInteger starts = new AtomicInteger();
         final AtomicInteger cancels = new AtomicInteger();
         final Sinks.Empty<Void> finish = Sinks.empty();
+    }
+
+    /** A run that lasts until its context closes, on a 5-minute lease. */
+    public static class LongLeaseJob {
+        private final LongRuns runs;
+
+        LongLeaseJob(LongRuns runs) {
+            this.runs = runs;
+        }
+
+        @Scheduled(fixedRate = 50)
+        @WithLock(name = "'long-lease-job'", ttl = "5m", acquireTimeout = "0s", onBusy = OnBusy.SKIP)
+        public Mono<Void> run() {
+            return Mono.<Void>never()
+                    .doOnSubscribe(subscription -> runs.starts.incrementAndGet())
+                    .doOnCancel(runs.cancels::incrementAndGet);
+        }
     }
 
     /** A run that lasts until the test ends it, on a 300 ms lease renewed every 100 ms. */

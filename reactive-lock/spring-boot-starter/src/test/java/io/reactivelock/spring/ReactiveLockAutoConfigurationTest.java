@@ -96,7 +96,8 @@ class ReactiveLockAutoConfigurationTest {
     void reactiveLockPropertiesBecomeTheLockOptions() {
         runner.withPropertyValues("spring.data.redis.url=" + url(), "reactive-lock.key-prefix=shop-locks",
                 "reactive-lock.acquire-timeout=3s", "reactive-lock.min-backoff=2ms", "reactive-lock.max-backoff=50ms",
-                "reactive-lock.max-lease-time=1m", "reactive-lock.command-timeout=500ms", "reactive-lock.fair=true")
+                "reactive-lock.max-lease-time=1m", "reactive-lock.command-timeout=500ms", "reactive-lock.close-timeout=700ms",
+                "reactive-lock.fair=true")
                 .run(context -> {
                     LockOptions options = context.getBean(ReactiveRedisLock.class).options();
                     assertThat(options.keyPrefix()).isEqualTo("shop-locks");
@@ -105,6 +106,7 @@ class ReactiveLockAutoConfigurationTest {
                     assertThat(options.maxBackoff()).isEqualTo(Duration.ofMillis(50));
                     assertThat(options.maxLeaseTime()).isEqualTo(Duration.ofMinutes(1));
                     assertThat(options.commandTimeout()).isEqualTo(Duration.ofMillis(500));
+                    assertThat(options.closeTimeout()).isEqualTo(Duration.ofMillis(700));
                     ReactiveRedisLock client = context.getBean(ReactiveRedisLock.class);
                     assertThat(context.getBean(ReactiveLock.class)).as("the injected lock is the client's fair lock")
                             .isNotSameAs(client).hasToString(client.fair().toString());
