@@ -358,7 +358,7 @@ public final class LockOptions {
         }
 
         /**
-         * Replica-acknowledged grants of {@link ReactiveRedisLock} on a master with replicas
+         * Replica-acknowledged grants of {@link io.reactivelock.redis.ReactiveRedisLock} on a master with replicas
          * (standalone or Sentinel): a grant reaches the body, and a renewal extends the lease, only
          * once that many replicas acknowledged the write that made it ({@code WAIT}), so that a
          * replica promoted after a failover still has the lock. {@link #ALL_REPLICAS}, the
