@@ -13,7 +13,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Leader election on a {@link ReactiveLock}, for the "one instance runs the job" case: of the

@@ -1,10 +1,9 @@
 package io.reactivelock;
 
 import java.time.Duration;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
- * Hears what happens to the locks of one {@link ReactiveRedisLock},
+ * Hears what happens to the locks of one {@link io.reactivelock.redis.ReactiveRedisLock},
  * {@link io.reactivelock.redis.ReactiveRedlock} or {@code io.reactivelock.testing.InMemoryReactiveLock}
  * (reactive-lock-test),
  * for metrics and logs: set it with {@link LockOptions.Builder#listener(LockListener)}. Every method

@@ -5,7 +5,6 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Immutable settings shared by every lock taken through one {@link ReactiveLock}.
@@ -314,7 +313,7 @@ public final class LockOptions {
          * Most acquisitions one lock instance keeps in progress (subscribed, not yet holding) at
          * once, so that a burst of callers cannot pile up without limit. Past it, a new
          * subscription fails at once with {@link TooManyPendingAcquisitionsException} and sends
-         * nothing to Redis. Applies to {@link ReactiveRedisLock}. Positive. Defaults to 10,000.
+         * nothing to Redis. Applies to {@link io.reactivelock.redis.ReactiveRedisLock}. Positive. Defaults to 10,000.
          */
         public Builder maxPendingAcquisitions(int maxPendingAcquisitions) {
             if (maxPendingAcquisitions < 1) {

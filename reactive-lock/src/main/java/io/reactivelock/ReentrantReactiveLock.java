@@ -1,6 +1,5 @@
 package io.reactivelock;
 
-import io.reactivelock.spi.Arguments;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -10,7 +9,6 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
-import io.reactivelock.redis.ReactiveRedisLock;
 
 /**
  * Makes any {@link ReactiveLock} reentrant within one subscription chain: a {@code withLock}
@@ -57,7 +55,6 @@ public final class ReentrantReactiveLock implements ReactiveLock {
 
     @Override
     public <T> Mono<T> withLock(String name, Duration ttl, Function<? super LockLease, ? extends Mono<T>> body) {
-        Arguments.checkName(name);
         Objects.requireNonNull(body, "body");
         Mono<T> acquire = delegate.withLock(name, ttl, lease -> Mono.deferContextual(outer -> {
             Held held = new Held(lease);
@@ -83,7 +80,6 @@ public final class ReentrantReactiveLock implements ReactiveLock {
     /** As {@link #withLock(String, Duration, Function)}, for a body of many values. */
     @Override
     public <T> Flux<T> withLockMany(String name, Duration ttl, Function<? super LockLease, ? extends Publisher<T>> body) {
-        Arguments.checkName(name);
         Objects.requireNonNull(body, "body");
         Flux<T> acquire = delegate.withLockMany(name, ttl, lease -> Flux.deferContextual(outer -> {
             Held held = new Held(lease);

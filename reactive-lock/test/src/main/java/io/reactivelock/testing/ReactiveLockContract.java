@@ -699,6 +699,17 @@ public abstract class ReactiveLockContract {
     }
 
     @Test
+    void reentrantWrapperRejectsBadNamesWhenCalledAsTheWrappedLockDoes() {
+        ReactiveLock locks = ReentrantReactiveLock.of(lock());
+        assertThatThrownBy(() -> locks.withLock(null, TTL, Mono.just(1)))
+                .isInstanceOf(NullPointerException.class).hasMessage("name");
+        assertThatThrownBy(() -> locks.withLock("", TTL, Mono.just(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 512");
+        assertThatThrownBy(() -> locks.withLockMany("a\uD800b", TTL, lease -> Mono.just(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("surrogate");
+    }
+
+    @Test
     void reentrantNestedWithLockForTheSameNameInTheSameChainJoinsTheHeldLeaseAcrossThreadHops() {
         ReactiveLock locks = ReentrantReactiveLock.of(impatient());
         StepVerifier.create(locks.withLock("a", TTL, outer -> Mono.just(outer)

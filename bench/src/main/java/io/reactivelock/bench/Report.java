@@ -23,9 +23,12 @@ final class Report {
     double seconds;
     final String loadAtStart = loadAverage();
 
-    Report(Settings settings, RedisStats redis) {
+    private final Shape shape;
+
+    Report(Settings settings, RedisStats redis, Shape shape) {
         this.settings = settings;
         this.redis = redis;
+        this.shape = shape;
     }
 
     String markdown() {
@@ -74,8 +77,8 @@ final class Report {
 
     /** When and where, in one line, for the chart. */
     String caption() {
-        return String.format(Locale.ROOT, "%s · Redis %s · %d cores · load average %s at start · %d round(s) of %.1f s per cell",
-                java.time.LocalDate.now(), redis.info("server", "redis_version"), Runtime.getRuntime().availableProcessors(),
+        return String.format(Locale.ROOT, "%s · Redis %s · CPUs %s, %s · load average %s at start · %d round(s) of %.1f s per cell",
+                java.time.LocalDate.now(), redis.info("server", "redis_version"), Shape.online(), shape.caption(),
                 loadAtStart, settings.rounds, settings.measureMillis / 1000.0);
     }
 
@@ -84,9 +87,10 @@ final class Report {
         md.append("# reactive-lock benchmark\n\n");
         md.append("- command: `").append(command()).append("`\n");
         md.append("- date: ").append(java.time.OffsetDateTime.now().withNano(0)).append('\n');
-        md.append("- machine: ").append(rt.availableProcessors()).append(" cores (").append(cpuModel()).append("), ")
+        md.append("- machine: CPUs ").append(Shape.online()).append(" (").append(cpuModel()).append("), ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ')
                 .append(System.getProperty("os.arch")).append('\n');
+        md.append("- shape: ").append(shape.describe()).append('\n');
         md.append("- JVM: ").append(System.getProperty("java.vm.name")).append(' ')
                 .append(System.getProperty("java.runtime.version")).append(", heap max ")
                 .append(rt.maxMemory() >> 20).append(" MB, ")

@@ -17,8 +17,9 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * Entry point of the benchmark: one redis-server, every contender on every scenario, then the
- * scale cell in its own JVM; prints Markdown tables on stdout (and to {@code target/bench}),
- * progress on stderr. Run it with {@code ./mvnw -q -Pbench -pl reactive-lock -am verify}.
+ * scale cell in its own JVM; prints Markdown tables on stdout (and to {@code bench/target/bench}),
+ * progress on stderr. Run it with {@code ./mvnw -q -Pbench -pl bench -am verify} (bench/pom.xml has
+ * the knobs; {@link Shape} the pinned shape).
  *
  * <p>Why a purpose-built harness and not JMH: every cell is a concurrency scenario (64 chains, 16
  * contending workers, a hundred thousand waiters) that must be measured with its side channels
@@ -52,6 +53,11 @@ public final class Bench {
     }
 
     public static void main(String[] args) throws Exception {
+        Shape shape = Shape.fromProperties();
+        int pinned = shape.runPinnedClient(Bench.class, args);
+        if (pinned >= 0) {
+            System.exit(pinned);
+        }
         Settings settings = new Settings();
         long began = System.nanoTime();
         ThreadPoolExecutor hopExecutor = Threads.hopExecutor();
@@ -60,8 +66,10 @@ public final class Bench {
         RedisServer replica = Boolean.getBoolean(REPLICA) ? replicaOf(redis) : null;
         try {
             RedisStats stats = new RedisStats(redis);
-            Report report = new Report(settings, stats);
+            shape.pinRedis(stats);
+            Report report = new Report(settings, stats, shape);
             report.baselineThreads = JvmProbe.liveThreads();
+            progress("shape: " + shape.describe());
             progress("redis-server " + stats.info("server", "redis_version") + " on port " + redis.port()
                     + "; " + settings.describe() + "; contenders " + settings.contenders
                     + "; scenarios " + settings.scenarios);

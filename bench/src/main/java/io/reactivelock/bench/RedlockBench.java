@@ -27,8 +27,8 @@ import reactor.core.publisher.Mono;
  * which should cost about one round trip, not N. For scale, the same N nodes locked one after the
  * other (N single locks nested) show what a sequential protocol would cost.
  *
- * <p>Run after {@code ./mvnw -q -Pbench -pl reactive-lock -am test-compile}, with the test class
- * path (the README's Redlock section has the commands). Knobs: {@code -Dbench.redlock.ops} (per contender and
+ * <p>Run with {@code ./mvnw -q -Pbench -pl bench -am verify -Dbench.main=io.reactivelock.bench.RedlockBench}
+ * (docs/deployments.md has the commands). Knobs: {@code -Dbench.redlock.ops} (per contender and
  * round, default 2000), {@code -Dbench.redlock.rounds} (default 5), {@code -Dbench.redlock.delayMicros}
  * (default 0: direct; above 0, every node is reached through a {@link LatencyProxy} adding that
  * delay in each direction, as a network would).
