@@ -174,6 +174,37 @@ class ReplicaAcknowledgedGrantsTest {
         }
     }
 
+    /**
+     * The grants' connection is cut while its {@code WAIT} is out: Lettuce sends the {@code WAIT}
+     * again on the new connection, where it answers at once (that connection wrote nothing), so it
+     * cannot vouch for a grant whose reply came on the old one.
+     */
+    @Test
+    void aWaitAnsweredOnAReconnectedConnectionDoesNotAcknowledgeAGrantMadeBeforeIt() {
+        try (ReactiveRedisLock redis = client(o -> o.acquireTimeout(Duration.ZERO).replicaAckTimeout(Duration.ofSeconds(10))
+                .commandTimeout(Duration.ofSeconds(30)))) {
+            link.freeze();
+            CompletableFuture<String> held = redis.withLock("a", TTL, (LockLease lease) -> onReplica("EXISTS", "lock:{a}"))
+                    .toFuture();
+            AtomicReference<String> waiting = new AtomicReference<>();
+            await("the grant's WAIT blocked on the master").atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                    .until(() -> {
+                        waiting.set(master.call("CLIENT", "LIST").lines().filter(l -> l.contains(" cmd=wait"))
+                                .map(l -> l.substring(l.indexOf("id=") + 3, l.indexOf(' '))).findFirst().orElse(null));
+                        return waiting.get() != null;
+                    });
+            master.call("CLIENT", "KILL", "ID", waiting.get());
+            assertThatThrownBy(() -> held.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("the acquisition, while the replica has not acknowledged (the body answers the key on the replica)")
+                    .cause().isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                        System.out.println("the acquisition whose WAIT's connection was cut: " + e);
+                        assertThat(e.reason()).isIn(LockAcquisitionException.Reason.NOT_REPLICATED,
+                                LockAcquisitionException.Reason.REDIS_UNAVAILABLE);
+                    });
+            await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
+        }
+    }
+
     @Test
     void withAcknowledgementsOffTheGrantReachesTheBodyWhileTheReplicaLags() {
         try (ReactiveRedisLock redis = client(o -> o.replicaAcknowledgement(0))) {
