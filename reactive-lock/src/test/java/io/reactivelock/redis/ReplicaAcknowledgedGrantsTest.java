@@ -46,9 +46,8 @@ class ReplicaAcknowledgedGrantsTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final Duration ACK_TIMEOUT = Duration.ofMillis(200);
     /**
-     * An acquire timeout that outlasts several attempts and their WAITs: Redis 6.2 ended a 200 ms
-     * WAIT after about a second here, and an acquisition whose first attempt is still out at its
-     * deadline fails as BUSY.
+     * An acquire timeout that outlasts several attempts and their WAITs (Redis 6.2 ended a 200 ms
+     * WAIT after about a second here), so that each acquisition is refused by a WAIT that answered.
      */
     private static final Duration SEVERAL_WAITS = Duration.ofSeconds(4);
     /** How late a timer on this shared 2-core machine may tell a holder or fail an acquisition. */
@@ -171,6 +170,22 @@ class ReplicaAcknowledgedGrantsTest {
             assertThatThrownBy(() -> body.get(WAIT.toSeconds(), TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class);
             assertThat(System.nanoTime() - frozenAt).as("told by the end of the last acknowledged lease")
                     .isLessThanOrEqualTo(ttl.plus(SLACK).toNanos());
+        }
+    }
+
+    @Test
+    void anAcquisitionWhoseAttemptStillWaitsForItsWaitAtTheDeadlineFailsNotReplicated() {
+        Duration acquireTimeout = Duration.ofMillis(500);
+        try (ReactiveRedisLock redis = client(o -> o.acquireTimeout(acquireTimeout).replicaAckTimeout(Duration.ofSeconds(10))
+                .commandTimeout(Duration.ofSeconds(30)))) {
+            link.freeze();
+            assertThatThrownBy(() -> redis.withLock("a", TTL, Mono.just("ran")).block(WAIT))
+                    .isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(LockAcquisitionException.Reason.NOT_REPLICATED);
+                        assertThat(e.getMessage()).contains("still waiting for the replicas");
+                        assertThat(e.attempts()).as("attempts").isEqualTo(1);
+                    });
+            await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
         }
     }
 
