@@ -6,7 +6,9 @@ import io.reactivelock.spi.LockCore;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -16,14 +18,19 @@ import reactor.core.publisher.Mono;
  * grant was not acknowledged releases it (by token, before the next attempt can be sent) and is
  * refused with {@link Reason#NOT_REPLICATED}, so the acquisition tries again while its acquire
  * timeout allows, or at once fails when the master reports fewer replicas than are waited for.
- * Everything else is the store's.
+ * An attempt still out at the acquire deadline while the grants' connection waits for the
+ * replicas ends the acquisition as {@link Reason#NOT_REPLICATED} too. Everything else is the store's.
  */
 final class AcknowledgedStore<C> implements LockStore<C> {
 
     private final LockStore<C> store;
+    private final ReplicaAcks acks;
+    /** The calls whose attempt is out. */
+    private final Set<C> out = ConcurrentHashMap.newKeySet();
 
-    AcknowledgedStore(LockStore<C> store) {
+    AcknowledgedStore(LockStore<C> store, ReplicaAcks acks) {
         this.store = store;
+        this.acks = acks;
     }
 
     @Override
@@ -33,7 +40,15 @@ final class AcknowledgedStore<C> implements LockStore<C> {
 
     @Override
     public CompletionStage<Reply> acquire(C call, int attempt) {
-        return store.acquire(call, attempt).exceptionallyCompose(error -> {
+        out.add(call);
+        CompletionStage<Reply> reply;
+        try {
+            reply = store.acquire(call, attempt);
+        } catch (RuntimeException e) {
+            out.remove(call);
+            throw e;
+        }
+        return reply.whenComplete((r, e) -> out.remove(call)).exceptionallyCompose(error -> {
             if (!(LockCore.unwrap(error) instanceof ReplicaAcks.NotReplicated e)) {
                 return CompletableFuture.failedStage(LockCore.unwrap(error));
             }
@@ -82,6 +97,12 @@ final class AcknowledgedStore<C> implements LockStore<C> {
     @Override
     public void stopWaiting(C call) {
         store.stopWaiting(call);
+    }
+
+    @Override
+    public @Nullable Reply outstanding(C call) {
+        return out.contains(call) && acks.waiting() ? Reply.refused(Reason.NOT_REPLICATED,
+                "its last attempt was still waiting for the replicas to acknowledge a grant (" + acks.describe() + ")", null) : null;
     }
 
     @Override

@@ -118,7 +118,8 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
 
     /** {@code store}, whose grants the replicas acknowledge when {@link #acks} are on. */
     private <C> LockStore<C> acknowledged(LockStore<C> store) {
-        return acks == null ? store : new AcknowledgedStore<>(store);
+        ReplicaAcks a = acks;
+        return a == null ? store : new AcknowledgedStore<>(store, a);
     }
 
     /** Connects to {@code uri} with the default options; see {@link #create(RedisURI, LockOptions)}. */

@@ -45,6 +45,8 @@ final class ReplicaAcks {
     private volatile int wanted;
     private final Queue<Pending<?>> next = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean waiting = new AtomicBoolean();
+    /** What the last {@code WAIT} that came back short answered, and the replicas the master reported then. */
+    private volatile @Nullable String lastShort;
 
     private ReplicaAcks(RedisClient client, StatefulRedisConnection<String, String> connection, boolean all, int wanted,
             Duration timeout) {
@@ -94,6 +96,11 @@ final class ReplicaAcks {
     /** How many replicas a grant waits for now. */
     int wanted() {
         return wanted;
+    }
+
+    /** Whether a {@code WAIT} is out or grants wait for one: every command sent on the grants' connection now waits behind it. */
+    boolean waiting() {
+        return waiting.get() || !next.isEmpty();
     }
 
     /** {@code script} on the grants' connection; a reply that {@code wrote} completes once acknowledged. */
@@ -171,6 +178,7 @@ final class ReplicaAcks {
                     e = new NotReplicated("WAIT " + n + " " + timeoutMillis + " answered " + got + "; the master reports "
                             + seen, all ? seen.connected() == 0 : seen.connected() < n);
                 }
+                lastShort = e.getMessage();
                 batch.forEach(p -> p.done.completeExceptionally(e));
                 return null;
             });
@@ -248,6 +256,12 @@ final class ReplicaAcks {
         public Throwable fillInStackTrace() {
             return this;
         }
+    }
+
+    /** {@link #toString()}, and what the last {@code WAIT} that came back short answered. */
+    String describe() {
+        String s = lastShort;
+        return this + (s == null ? "" : "; the last WAIT that came back short: " + s);
     }
 
     @Override

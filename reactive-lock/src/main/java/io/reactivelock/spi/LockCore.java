@@ -668,8 +668,9 @@ public final class LockCore<C> {
         }
 
         private void failWithLastOutcome() {
-            LockStore.Reply refusal = lastRefusal;
-            Throwable error = lastError;
+            LockStore.Reply outstanding = store.outstanding(call);
+            LockStore.Reply refusal = outstanding != null ? outstanding : lastRefusal;
+            Throwable error = outstanding != null ? null : lastError;
             if (error != null) {
                 fail(Reason.REDIS_UNAVAILABLE, "of " + error, error);
             } else if (refusal != null) {

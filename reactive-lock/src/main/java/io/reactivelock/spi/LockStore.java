@@ -84,6 +84,15 @@ public interface LockStore<C> {
     default void stopWaiting(C call) {}
 
     /**
+     * What the attempt of {@code call} still out at the acquire deadline is waiting for, as the
+     * refusal the acquisition then ends with; {@code null} (the default) when the store cannot
+     * say, and the acquisition ends with its last outcome.
+     */
+    default @Nullable Reply outstanding(C call) {
+        return null;
+    }
+
+    /**
      * The outcome of one acquire attempt: granted with a fencing token, valid for {@code validForNanos}
      * from when the attempt was sent; or refused, with the reason, a detail for the message, the
      * error behind it, if any, and whether the acquisition ends {@code atOnce} with it.

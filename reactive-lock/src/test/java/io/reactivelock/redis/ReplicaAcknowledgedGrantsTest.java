@@ -46,9 +46,8 @@ class ReplicaAcknowledgedGrantsTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final Duration ACK_TIMEOUT = Duration.ofMillis(200);
     /**
-     * An acquire timeout that outlasts several attempts and their WAITs: Redis 6.2 ended a 200 ms
-     * WAIT after about a second here, and an acquisition whose first attempt is still out at its
-     * deadline fails as BUSY.
+     * An acquire timeout that outlasts several attempts and their WAITs (Redis 6.2 ended a 200 ms
+     * WAIT after about a second here), so that each acquisition is refused by a WAIT that answered.
      */
     private static final Duration SEVERAL_WAITS = Duration.ofSeconds(4);
     /** How late a timer on this shared 2-core machine may tell a holder or fail an acquisition. */
@@ -171,6 +170,53 @@ class ReplicaAcknowledgedGrantsTest {
             assertThatThrownBy(() -> body.get(WAIT.toSeconds(), TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class);
             assertThat(System.nanoTime() - frozenAt).as("told by the end of the last acknowledged lease")
                     .isLessThanOrEqualTo(ttl.plus(SLACK).toNanos());
+        }
+    }
+
+    @Test
+    void anAcquisitionWhoseAttemptStillWaitsForItsWaitAtTheDeadlineFailsNotReplicated() {
+        Duration acquireTimeout = Duration.ofMillis(500);
+        try (ReactiveRedisLock redis = client(o -> o.acquireTimeout(acquireTimeout).replicaAckTimeout(Duration.ofSeconds(10))
+                .commandTimeout(Duration.ofSeconds(30)))) {
+            link.freeze();
+            assertThatThrownBy(() -> redis.withLock("a", TTL, Mono.just("ran")).block(WAIT))
+                    .isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(LockAcquisitionException.Reason.NOT_REPLICATED);
+                        assertThat(e.getMessage()).contains("still waiting for the replicas");
+                        assertThat(e.attempts()).as("attempts").isEqualTo(1);
+                    });
+            await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
+        }
+    }
+
+    /**
+     * The grants' connection is cut while its {@code WAIT} is out: Lettuce sends the {@code WAIT}
+     * again on the new connection, where it answers at once (that connection wrote nothing), so it
+     * cannot vouch for a grant whose reply came on the old one.
+     */
+    @Test
+    void aWaitAnsweredOnAReconnectedConnectionDoesNotAcknowledgeAGrantMadeBeforeIt() {
+        try (ReactiveRedisLock redis = client(o -> o.acquireTimeout(Duration.ZERO).replicaAckTimeout(Duration.ofSeconds(10))
+                .commandTimeout(Duration.ofSeconds(30)))) {
+            link.freeze();
+            CompletableFuture<String> held = redis.withLock("a", TTL, (LockLease lease) -> onReplica("EXISTS", "lock:{a}"))
+                    .toFuture();
+            AtomicReference<String> waiting = new AtomicReference<>();
+            await("the grant's WAIT blocked on the master").atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                    .until(() -> {
+                        waiting.set(master.call("CLIENT", "LIST").lines().filter(l -> l.contains(" cmd=wait"))
+                                .map(l -> l.substring(l.indexOf("id=") + 3, l.indexOf(' '))).findFirst().orElse(null));
+                        return waiting.get() != null;
+                    });
+            master.call("CLIENT", "KILL", "ID", waiting.get());
+            assertThatThrownBy(() -> held.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("the acquisition, while the replica has not acknowledged (the body answers the key on the replica)")
+                    .cause().isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                        System.out.println("the acquisition whose WAIT's connection was cut: " + e);
+                        assertThat(e.reason()).isIn(LockAcquisitionException.Reason.NOT_REPLICATED,
+                                LockAcquisitionException.Reason.REDIS_UNAVAILABLE);
+                    });
+            await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
         }
     }
 
