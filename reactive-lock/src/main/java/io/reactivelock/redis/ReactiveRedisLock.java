@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import io.reactivelock.spi.LockStore;
@@ -291,6 +292,15 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     @Override
     public void close() {
         closeAsync().block();
+    }
+
+    /**
+     * Closes the connections without closing the locks first, so that nothing is released or
+     * renewed, as when the process dies; for tests ({@link #close()} releases what is held).
+     */
+    CompletionStage<?> crash() {
+        ReplicaAcks a = acks;
+        return a == null ? connections.close().get() : a.closeAsync().thenCompose(done -> connections.close().get());
     }
 
     /** How many acquisitions in this process wait for a release notice of lock {@code name}; for tests. */

@@ -2,6 +2,7 @@ package io.reactivelock.redis;
 
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -47,10 +48,16 @@ final class ReplicaAcks {
     private final AtomicBoolean waiting = new AtomicBoolean();
     /** What the last {@code WAIT} that came back short answered, and the replicas the master reported then. */
     private volatile @Nullable String lastShort;
+    /**
+     * Why no grant can be acknowledged at all, for a user who may not run {@code INFO} or
+     * {@code WAIT}: every grant then fails at once with it. Such a user can still inspect.
+     */
+    private final @Nullable String refused;
 
     private ReplicaAcks(RedisClient client, StatefulRedisConnection<String, String> connection, boolean all, int wanted,
-            Duration timeout) {
+            Duration timeout, @Nullable String refused) {
         this.client = client;
+        this.refused = refused;
         this.connection = connection;
         this.commands = new LockCommands(connection.async());
         this.all = all;
@@ -86,7 +93,18 @@ final class ReplicaAcks {
                 return null;
             }
             boolean all = asked == LockOptions.ALL_REPLICAS;
-            return new ReplicaAcks(client, connection, all, all ? connected : asked, options.replicaAckTimeout());
+            return new ReplicaAcks(client, connection, all, all ? connected : asked, options.replicaAckTimeout(), null);
+        } catch (RedisCommandExecutionException e) {
+            if (!String.valueOf(e.getMessage()).startsWith("NOPERM")) {
+                connection.close();
+                throw e;
+            }
+            // Not a lock user's ACL (an inspector's, say), or one from before the acknowledgements:
+            // it connects, and a grant it makes fails, naming what is missing, and is released.
+            return new ReplicaAcks(client, connection, false, 0, options.replicaAckTimeout(),
+                    "replica-acknowledged grants need INFO and WAIT, which this user may not run (ACL +info +wait):"
+                            + " grant them, or turn the acknowledgements off with LockOptions.replicaAcknowledgement(0) ("
+                            + e.getMessage() + ")");
         } catch (RuntimeException e) {
             connection.close();
             throw e;
@@ -120,6 +138,8 @@ final class ReplicaAcks {
                 done.completeExceptionally(error);
             } else if (!wrote.test(value)) {
                 done.complete(value);
+            } else if (refused != null) {
+                done.completeExceptionally(new NotReplicated(refused, true));
             } else {
                 next.add(new Pending<>(done, value));
                 waitForReplicas();

@@ -41,7 +41,7 @@ class InspectorLeastPrivilegeTest {
 
     /** Quoted by docs/security.md. */
     static final String READ_RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications"
-            + " +scan +get +pttl +lrange +llen +zcard +hmget +zcount +zrangebyscore +time ~lock:*";
+            + " +scan +get +pttl +lrange +llen +zcard +hmget +zcount +zrangebyscore +time +info ~lock:*";
     static final String ADMIN_RULES = READ_RULES + " +eval +del";
 
     private static final Pattern UNKNOWN_SUBCOMMAND =

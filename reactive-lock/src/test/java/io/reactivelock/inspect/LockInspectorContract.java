@@ -64,7 +64,7 @@ abstract class LockInspectorContract {
     /** A client of its own, and what cuts its connections as a crash of its process would: no renewal, no release. */
     Crashable crashableLock(LockOptions options) {
         ReactiveRedisLock lock = lock(options);
-        return new Crashable(lock, lock::close);
+        return new Crashable(lock, () -> RedisInternals.crash(lock));
     }
 
     /** Commands for the test's own writes and checks. */
@@ -397,7 +397,7 @@ abstract class LockInspectorContract {
         LockLease crashedReader = hold("a reader about to crash", body -> crashing.readWriteLock().withReadLock(name, shortTtl, body), never);
 
         // Their client's connections go, as with a crash of their process: no renewal, no release.
-        crashing.close();
+        RedisInternals.crash(crashing);
         String permits = RedisInternals.lockKey(name) + ":permits";
         String readers = RedisInternals.lockKey(name) + ":rw:readers";
         await("both crashed leases to end by the server's clock").atMost(WAIT).pollInterval(POLL).until(() ->

@@ -11,6 +11,14 @@ public final class RedisInternals {
 
     private RedisInternals() {}
 
+    /**
+     * Cuts {@code lock}'s connections as a crash of its process would: no renewal, no release
+     * ({@code close()} cancels the bodies and releases their locks). Waits until they are closed.
+     */
+    public static void crash(ReactiveRedisLock lock) {
+        lock.crash().toCompletableFuture().join();
+    }
+
     /** A Lua script as Redis knows it: its source, and the digest {@code EVALSHA} names it by. */
     public record Script(String source, String sha) {
         static Script of(LuaScript script) {

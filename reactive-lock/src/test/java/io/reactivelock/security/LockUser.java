@@ -20,7 +20,7 @@ final class LockUser {
      * nothing else. {@code resetchannels} matters before Redis 7, whose users could publish and
      * subscribe anywhere by default.
      */
-    static final String RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications +evalsha +eval +get +set +del +pexpire +pttl +time"
+    static final String RULES = "resetchannels -@all +hello +client|setinfo +client|maint_notifications +evalsha +eval +get +set +del +pexpire +pttl +time +info +wait"
             + " +publish +subscribe +unsubscribe +lindex +lpop +rpush +lrem +hget +hset +hdel +zadd +zrem +zpopmin +zremrangebyscore +zscore +zrange +zcard ~lock:* &lock:*";
 
     /**
