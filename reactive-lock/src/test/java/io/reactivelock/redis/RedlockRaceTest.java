@@ -70,6 +70,8 @@ class RedlockRaceTest {
     private static final String TOKEN = "0".repeat(32);
     private static final String TTL_MS = Long.toString(TTL.toMillis());
     private static final String KEY = lockKey(NAMES.get(0));
+    /** A name no reply but the last of a round can settle, for {@link #awaitRepliesHandled}. */
+    private static final String PROBE = "probe";
     private static final int ACQUIRE_BYTES = Resp.size("EVALSHA", LockScripts.ACQUIRE.sha(), "2", KEY, LockKeys.fenceKey(KEY),
             TOKEN, TTL_MS, TTL_MS);
     private static final int RENEW_BYTES = Resp.size("EVALSHA", LockScripts.RENEW.sha(), "1", KEY, TOKEN, TTL_MS);
@@ -172,6 +174,11 @@ class RedlockRaceTest {
     /**
      * Virtual time starts each round of renewals, so that a renewal short of its majority stays
      * short: its retry waits for time that does not pass, and {@code renewed} does not come.
+     *
+     * <p>The clock moves only once every lease has armed its next renewal: a lease reads the clock
+     * and then arms its timer on a Lettuce event loop, after its body started and after each
+     * {@code renewed}, and a clock moved in between puts that renewal one interval late, out of its
+     * round (the test's race, not a miscount).
      */
     @Test
     void aRenewalKeptOnABareMajorityIsRenewedEveryTime() {
@@ -180,6 +187,9 @@ class RedlockRaceTest {
         Duration every = Duration.ofSeconds(1);
         ReactiveRedlock lock = lock(LockOptions.builder().scheduler(time).listener(events)
                 .renewalInterval(every).maxLeaseTime(Duration.ofDays(1)));
+        ReactiveLock probe = lock.withAcquireTimeout(Duration.ZERO);
+        holdElsewhere(PROBE, 2, 3);
+        admin.get(4).sync().hset(lockKey(PROBE), "not", "a lock");
         List<CompletableFuture<Void>> held = new ArrayList<>();
         List<Disposable> bodies = new ArrayList<>();
         for (String name : NAMES) {
@@ -190,7 +200,8 @@ class RedlockRaceTest {
         }
         try {
             held.forEach(RedlockRaceTest::join);
-            awaitScripts(K); // the acquires, on every node
+            awaitRepliesHandled(probe); // each body runs before its lease arms its first renewal
+            awaitScripts(K + 2); // the acquires on every node, and the probe's acquire and release
             NAMES.forEach(name -> holdElsewhere(name, 3, 4)); // those two nodes now refuse each renewal
             for (int round = 1; round <= ROUNDS; round++) {
                 pauseAll();
@@ -202,7 +213,8 @@ class RedlockRaceTest {
                 await("renewal round " + round + " of " + ROUNDS + ": every renewal counted as renewed")
                         .atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
                         .until(() -> heard.stream().filter(e -> e.startsWith("renewed ")).count() == renewals);
-                awaitScripts(K);
+                awaitRepliesHandled(probe);
+                awaitScripts(K + 2); // the renewals, and the probe's acquire and release
             }
         } finally {
             bodies.forEach(Disposable::dispose);
@@ -252,6 +264,26 @@ class RedlockRaceTest {
                 + ", expected " + 2L * K * ROUNDS);
         assertThat(calls).as("script calls per node: an acquire and a release per name and round, none retried")
                 .containsOnly(2L * K * ROUNDS);
+    }
+
+    /**
+     * Returns once {@code lock} has handled every reply it had been sent, and done what each
+     * reply's thread does next (such as arming a lease's next renewal): an event loop reads a
+     * connection's replies in order, and a one-try acquisition of {@link #PROBE} on the same
+     * connections is settled by no reply but the last of the five (two grants, two refusals and
+     * an error), so it ends after each node's earlier replies were handled.
+     */
+    private static void awaitRepliesHandled(ReactiveLock lock) {
+        CompletableFuture<String> probe = lock.withLock(PROBE, TTL, lease -> Mono.just("granted")).toFuture();
+        try {
+            probe.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            throw new AssertionError("the probe, held on two nodes and no lock on a third, was granted");
+        } catch (ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOfSatisfying(LockAcquisitionException.class,
+                    refused -> assertThat(refused.reason()).isEqualTo(Reason.QUORUM_NOT_REACHED));
+        } catch (Exception e) {
+            throw new AssertionError("the probe did not end within " + WAIT, e);
+        }
     }
 
     /**
