@@ -316,7 +316,7 @@ abstract class MultiLockContract {
     // ---- Cancel storm ----
 
     @Test
-    void aCancelStormLeavesNothingLockedNobodyWaitingAndNoRenewalRunningWithinASecond() {
+    void aCancelStormLeavesNothingLockedNobodyWaitingAndNoRenewalRunningWithinTenSeconds() {
         ReactiveMultiLock storm = newLock(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
         AtomicInteger bodiesCut = new AtomicInteger();
@@ -336,8 +336,10 @@ abstract class MultiLockContract {
                 }, 64)
                 .then()
                 .block(Duration.ofMinutes(2));
-        // The TTL is a minute: what is gone within a second was released, not expired.
-        await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+        // The TTL is a minute: what is gone within 10 s was released, not expired. Not 1 s: in the full
+        // build (its test JVMs sharing 2 cores) the last background releases of the storm were still
+        // on their way after 1 s (12 names, stress run of 12babb0), while alone it clears in time.
+        await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
                 .untilAsserted(() -> {
                     assertThat(activeLeases()).as("renewals running").isZero();
                     assertThat(namesLeft()).as("names held or waited for").isEmpty();

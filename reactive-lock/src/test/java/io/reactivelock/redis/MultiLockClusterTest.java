@@ -272,7 +272,7 @@ class MultiLockClusterTest {
     }
 
     @Test
-    void aCancelStormAcrossSlotsLeavesNoKeyAndNoRenewalRunningWithinASecond() {
+    void aCancelStormAcrossSlotsLeavesNoKeyAndNoRenewalRunningWithinTenSeconds() {
         ReactiveRedisLock stormClient = newClient(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)));
         ReactiveMultiLock storm = stormClient.multiLock();
@@ -294,8 +294,10 @@ class MultiLockClusterTest {
                 }, 32)
                 .then()
                 .block(Duration.ofMinutes(2));
-        // The TTL is a minute: what is gone within a second was released, not expired.
-        await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
+        // The TTL is a minute: what is gone within 10 s was released, not expired. Not 1 s: in the full
+        // build (its test JVMs sharing 2 cores) the last background releases of the storm were still
+        // on their way after 1 s (5 keys, stress run of ab9142f), while alone it clears in time.
+        await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
                 .untilAsserted(() -> {
                     assertThat(stormClient.activeLeases()).as("renewals running").isZero();
                     assertThat(keysLeft()).as("keys left on the masters").isEmpty();

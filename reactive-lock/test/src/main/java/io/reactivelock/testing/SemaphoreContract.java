@@ -350,7 +350,7 @@ public abstract class SemaphoreContract {
     // ---- Cancel storm ----
 
     @Test
-    void aCancelStormLeavesNoPermitsAndNoRenewalRunningWithinASecond() {
+    void aCancelStormLeavesNoPermitsAndNoRenewalRunningWithinTenSeconds() {
         ReactiveSemaphore storm = newSemaphores(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build()).apply(3);
         AtomicInteger bodiesCut = new AtomicInteger();
@@ -371,8 +371,10 @@ public abstract class SemaphoreContract {
                 }, 64)
                 .then()
                 .block(Duration.ofMinutes(2));
-        // The TTL is a minute: what is gone within a second was released, not expired.
-        Eventually.untilAsserted(Duration.ofSeconds(1), () -> {
+        // The TTL is a minute: what is gone within 10 s was released, not expired. Not 1 s: in the full
+        // build (its test JVMs sharing 2 cores) the last background releases of the storm were still
+        // on their way after 1 s (2 of 16 names, clean-clone run of 554d69e), while alone it clears in time.
+        Eventually.untilAsserted(Duration.ofSeconds(10), () -> {
             assertThat(activeLeases()).as("renewals running").isZero();
             assertThat(namesLeft()).as("names with permits left").isEmpty();
         });
