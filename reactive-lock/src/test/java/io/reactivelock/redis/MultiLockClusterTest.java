@@ -39,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
@@ -285,11 +286,18 @@ class MultiLockClusterTest {
                     ThreadLocalRandom random = ThreadLocalRandom.current();
                     List<String> shuffled = new ArrayList<>(names);
                     Collections.shuffle(shuffled, random);
-                    Mono<String> body = Mono.delay(Duration.ofMillis(random.nextInt(20)))
-                            .doOnCancel(bodiesCut::incrementAndGet)
-                            .thenReturn("done");
+                    // Every eighth (taken from the later half) is cancelled 1 ms into a body that never ends by
+                    // itself: however slow the grants, some cancels cut running bodies, and the check below holds.
+                    boolean cutInBody = i % 8 == 7;
+                    Sinks.One<Boolean> entered = Sinks.one();
+                    Mono<String> body = (cutInBody
+                            ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
+                            : Mono.delay(Duration.ofMillis(random.nextInt(20))).thenReturn("done"))
+                            .doOnCancel(bodiesCut::incrementAndGet);
+                    Mono<?> cancel = cutInBody ? entered.asMono()
+                            : Mono.delay(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000)));
                     return storm.withLocks(shuffled.subList(0, 1 + random.nextInt(names.size())), Duration.ofMinutes(1), body)
-                            .take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000)))
+                            .takeUntilOther(cancel)
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 32)
                 .then()
