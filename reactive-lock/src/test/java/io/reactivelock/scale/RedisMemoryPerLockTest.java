@@ -16,7 +16,6 @@ import io.reactivelock.support.WithRedis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -132,7 +131,7 @@ class RedisMemoryPerLockTest {
     }
 
     @Test
-    void everyKeyIsGoneOnceTheLeaseTtlPlusTheRetentionHasPassed() {
+    void everyKeyLeftExpiresWithinTheLeaseTtlPlusTheRetention() {
         int names = 100;
         Duration ttl = Duration.ofSeconds(1);
         try (ReactiveRedisLock holders = ReactiveRedisLock.create(redis.uri());
@@ -153,16 +152,13 @@ class RedisMemoryPerLockTest {
             end.tryEmitEmpty(); // each release lets the name's waiter in, which then releases too
             await().atMost(PHASE).until(() -> holders.activeLeases() == 0 && waiters.activeLeases() == 0
                     && waiting.stream().allMatch(Disposable::isDisposed));
-            long releasedAt = System.nanoTime();
             List<Object> left = remaining();
             assertThat((Long) left.get(0)).as("keys left after every release: one fencing record per name").isEqualTo(2L * names);
             assertThat((Long) left.get(1)).as("keys left that are not fencing records").isZero();
             assertThat((Long) left.get(2)).as("the longest TTL left (ms)").isLessThanOrEqualTo(ttl.plus(FENCE_RETENTION).toMillis());
             assertThat((Long) left.get(3)).as("the shortest TTL left (ms): every record expires").isPositive();
-            // Redis's own expiry, waited for: no key outlives the lease TTL plus the retention.
-            await().atMost(ttl.plus(FENCE_RETENTION).plusSeconds(10)).pollInterval(Duration.ofSeconds(1)).until(() -> dbsize() == 0);
-            System.out.printf("[memory] %s: 0 keys %d s after the last release (lease TTL %d s plus the retention)%n", version(),
-                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - releasedAt), ttl.toSeconds());
+            // Every key left expires by then, so Redis's own expiry removes them all within the lease TTL plus the
+            // retention; waiting for it would time Redis, not the library (the lower bound: FenceRetentionTest).
         }
     }
 
