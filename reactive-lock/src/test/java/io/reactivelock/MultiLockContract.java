@@ -333,12 +333,11 @@ abstract class MultiLockContract {
                             ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
                             : Mono.delay(Duration.ofMillis(random.nextInt(60))).thenReturn("done"))
                             .doOnCancel(bodiesCut::incrementAndGet);
-                    Mono<?> cancel = cutInBody ? entered.asMono()
-                            : Mono.delay(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000)));
                     List<String> names = IntStream.range(0, 12).mapToObj(n -> "storm:" + n).collect(Collectors.toList());
                     Collections.shuffle(names, random);
-                    return storm.withLocks(names.subList(0, 1 + random.nextInt(4)), Duration.ofMinutes(1), body)
-                            .takeUntilOther(cancel)
+                    Mono<String> acquisition = storm.withLocks(names.subList(0, 1 + random.nextInt(4)), Duration.ofMinutes(1), body);
+                    return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
+                            : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000))))
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 64)
                 .then()

@@ -33,6 +33,14 @@ class NoSleepsInTestsTest {
     private record Allowed(String file, String line, String reason) {}
 
     private static final List<Allowed> ALLOWED = List.of(
+            new Allowed("io/reactivelock/testing/SemaphoreContract.java", "Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true))",
+                    "the cancel storm's trigger to cut a body 1 ms into it, so that some cancels hit running bodies"),
+            new Allowed("io/reactivelock/testing/ReadWriteLockContract.java", "Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true))",
+                    "the cancel storm's trigger to cut a body 1 ms into it, so that some cancels hit running bodies"),
+            new Allowed("io/reactivelock/MultiLockContract.java", "Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true))",
+                    "the cancel storm's trigger to cut a body 1 ms into it, so that some cancels hit running bodies"),
+            new Allowed("io/reactivelock/redis/MultiLockClusterTest.java", "Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true))",
+                    "the cancel storm's trigger to cut a body 1 ms into it, so that some cancels hit running bodies"),
             new Allowed("io/reactivelock/support/BlockHoundActiveTest.java", "Mono.delay(Duration.ofMillis(1))",
                     "gets the blocking call below onto a Reactor parallel thread"),
             new Allowed("io/reactivelock/support/BlockHoundActiveTest.java", "Thread.sleep(10)",

@@ -294,10 +294,9 @@ class MultiLockClusterTest {
                             ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
                             : Mono.delay(Duration.ofMillis(random.nextInt(20))).thenReturn("done"))
                             .doOnCancel(bodiesCut::incrementAndGet);
-                    Mono<?> cancel = cutInBody ? entered.asMono()
-                            : Mono.delay(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000)));
-                    return storm.withLocks(shuffled.subList(0, 1 + random.nextInt(names.size())), Duration.ofMinutes(1), body)
-                            .takeUntilOther(cancel)
+                    Mono<String> acquisition = storm.withLocks(shuffled.subList(0, 1 + random.nextInt(names.size())), Duration.ofMinutes(1), body);
+                    return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
+                            : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000))))
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 32)
                 .then()
