@@ -236,7 +236,7 @@ class LeaderElectionTest {
     // ---- Cancel storm ----
 
     @Test
-    void aCancelStormOfCandidatesLeavesNoKeyAndNoRenewalRunningWithinASecond() {
+    void aCancelStormOfCandidatesLeavesNoKeyAndNoRenewalRunningWithinTenSeconds() {
         ReactiveRedisLock lock = newLock(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
         LeaderElection election = LeaderElection.of(lock);
@@ -258,13 +258,28 @@ class LeaderElectionTest {
                             })
                             : election.whileLeader(name, Duration.ofMinutes(1), l -> Mono.fromRunnable(terms::incrementAndGet)
                                     .then(ThreadLocalRandom.current().nextBoolean() ? Mono.empty() : Mono.never()));
+                    if (i % 8 == 7) {
+                        // Every eighth campaigns until it leads, then steps down (every other one) or is
+                        // cancelled: however slow the machine, some cancels hit leaders and some step down.
+                        return election.lead(name, Duration.ofMinutes(1)).filter(l -> l.isLeader()).take(1)
+                                .doOnNext(l -> {
+                                    terms.incrementAndGet();
+                                    if (i % 16 == 15) {
+                                        stepDowns.incrementAndGet();
+                                        l.stepDown();
+                                    }
+                                })
+                                .then();
+                    }
                     return candidate.take(Duration.ofNanos(random.nextLong(i % 3 == 0 ? 3_000_000 : 80_000_000))).then();
                 }, 64)
                 .then()
                 .block(Duration.ofMinutes(2));
         long stormEnded = System.nanoTime();
-        // The TTL is a minute: what is gone within a second was released, not expired.
-        await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+        // The TTL is a minute: what is gone within 10 s was released, not expired. Not 1 s: on a busy
+        // machine Redis itself runs the storm's last attempts hundreds of ms after the storm ended,
+        // and their grants are released only then (as in the other storms).
+        await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
                 .untilAsserted(() -> {
                     assertThat(lock.activeLeases()).as("renewals running").isZero();
                     assertThat(keysLeft("lock")).as("keys left").isEmpty();

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * Fault 9: 10,000 {@code withLock} subscriptions, 64 in flight, cancelled at random points (while
@@ -30,7 +31,7 @@ class CancelStormTest {
     private static final int IN_FLIGHT = 64;
 
     @Test
-    void aCancelStormLeavesNoLockAndNoRenewalRunningWithinASecond(RedisServer redis) {
+    void aCancelStormLeavesNoLockAndNoRenewalRunningWithinTenSeconds(RedisServer redis) {
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
         AtomicInteger mostLeasesAtOnce = new AtomicInteger();
@@ -39,18 +40,28 @@ class CancelStormTest {
             Flux.range(0, SUBSCRIPTIONS)
                     .flatMap(i -> {
                         ThreadLocalRandom random = ThreadLocalRandom.current();
-                        Mono<String> body = Mono.delay(Duration.ofMillis(random.nextInt(60)))
-                                .doOnSubscribe(s -> mostLeasesAtOnce.accumulateAndGet(lock.activeLeases(), Math::max))
-                                .thenReturn("done");
-                        return lock.withLock("storm:" + random.nextInt(32), Duration.ofMinutes(1), body)
-                                .take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 80_000_000)))
+                        // Every eighth (taken from the later half) is cancelled 1 ms into a body that never ends by
+                        // itself: however slow the grants, some cancels hit bodies with their watchdogs running.
+                        boolean cutInBody = i % 8 == 7;
+                        Sinks.One<Boolean> entered = Sinks.one();
+                        Mono<String> body = (cutInBody
+                                ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
+                                : Mono.delay(Duration.ofMillis(random.nextInt(60))).thenReturn("done"))
+                                .doOnSubscribe(s -> mostLeasesAtOnce.accumulateAndGet(lock.activeLeases(), Math::max));
+                        Mono<String> acquisition = lock.withLock("storm:" + random.nextInt(32), Duration.ofMinutes(1), body);
+                        return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
+                                : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 80_000_000))))
                                 .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                     }, IN_FLIGHT)
                     .then()
                     .block(Duration.ofMinutes(2));
             long stormEnded = System.nanoTime();
 
-            await().atMost(Duration.ofSeconds(1)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+            // The TTL is a minute: what is gone within 10 s was released, not expired. Not 1 s: at load 10
+            // to 15 on 2 cores, lock keys were still being created 450 ms after the storm ended (Redis
+            // running attempts sent before it ended, their grants released once their replies came),
+            // and the last was gone 1.6 s after it.
+            await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
                     .untilAsserted(() -> {
                         assertThat(lock.activeLeases()).as("renewals running").isZero();
                         assertThat(Faults.lockKeys(redis)).as("lock keys left").isZero();
