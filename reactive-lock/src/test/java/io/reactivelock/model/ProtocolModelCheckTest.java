@@ -36,7 +36,7 @@ class ProtocolModelCheckTest {
     @BeforeAll
     static void toolsPresent() {
         assumeFalse("skip".equals(System.getProperty("model.check")),
-                "the fast tier (-Pfast) leaves the model check (lock.pml and fair.pml, about 80 s of CPU) to ./mvnw verify");
+                "the fast tier (-Pfast) leaves the model check (lock.pml and fair.pml, about 2 minutes of CPU) to ./mvnw verify");
         assumeTrue(onPath("spin"), "spin is not installed (apt-get install spin): the protocol model is not checked");
         assumeTrue(onPath("gcc"), "gcc is not installed: spin's verifier cannot be compiled, the protocol model is not checked");
     }
