@@ -200,6 +200,9 @@ inline ACQUIRE_FAIR(tk, res) {
        if :: dl[tk] != 0 -> lrem(tk) :: else fi;    /* seeded: a refresh goes to the back */
        q[qn] = tk; qn++;
 #else
+#ifdef LAPSED_TO_BACK
+       assert(dl[tk] == 0 || dl[tk] > now || q[qn - 1] == tk);  /* not a property (README): a lapsed waiter not dropped keeps its place */
+#endif
        if :: dl[tk] == 0 -> q[qn] = tk; qn++ :: else fi;   /* HSET returned 1: RPUSH */
 #endif
        dl[tk] = now + WL; q_exp = now + WL;
