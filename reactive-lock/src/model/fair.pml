@@ -30,9 +30,8 @@
 #define MAXT 3        /* the horizon: the clock stops here */
 #endif
 
-#define NT (NC * R)               /* tokens 1..NT; token t is client (t-1)/R's */
+#define NT (NC * R)               /* tokens 1..NT (at most 7: g_ahead is a byte of bits); token t is client (t-1)/R's */
 #define TOKEN(i, r) (1 + (i) * R + (r))
-#define OWNER(t) (((t) - 1) / R)
 #define NEVER 255
 #define NOBODY 255                /* RELEASE_FAIR without a named waiter */
 
