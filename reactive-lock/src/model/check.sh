@@ -13,8 +13,12 @@ opt=-O2
 case " $* " in *" -DBUG_"*) opt=-O0 ;; esac   # a seeded bug is found in a few seconds: compile fast instead
 gcc $opt -w -DSAFETY -DCOLLAPSE $bfs -o pan pan.c
 ./pan -m100000 -w24 -c1 | grep -vE '^\s+(lock|fair|semaphore|rwlock|multilock)\.pml:|^\s*\(|unreached|^\s*$'
+case $model in   # the steps a counterexample shows: those that change the lock, a lease, the clock (and the line)
+  fair) steps='now = |lk_tok = |lk_exp = |hold\[i\] = |vu\[i\] = |fr_val = |g_gone\[t\]|q\[qn\] = t|nx = q|dl\[t\] = |g_left\[t\] = |g_handed = 1|handed\[j\] = |phase\[i\] = ' ;;
+  *) steps='now = |lk_tok = |lk_kind = |lk_exp = |hold\[i\] = |vu\[i\] = |slp\[t\] = |fr_val = |back = |g_gone' ;;
+esac
 if [ -f "$model.pml.trail" ]; then
   echo "== counterexample (spin -t, the steps that change the lock, a lease or the clock)"
-  spin "$@" -t -p "$model.pml" | grep -E 'Error|failed assertion|\[(now = |lk_tok = |lk_kind = |lk_exp = |hold\[i\] = |vu\[i\] = |slp\[t\] = |fr_val = |back = |g_gone)' \
+  spin "$@" -t -p "$model.pml" | grep -E "Error|failed assertion|\[($steps)" \
     | sed -E 's/^ *[0-9]+:\s+proc +([0-9]+) \(([A-Za-z]+):1\) [^[]*/\2 \1 /' | uniq | tail -n 40 || true
 fi

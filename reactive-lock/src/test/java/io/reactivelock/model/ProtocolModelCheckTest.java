@@ -18,10 +18,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Model-checks the lock protocol (src/model/lock.pml, see its README) with spin: every property holds
- * over the whole bounded state space, and each seeded protocol bug is found, with the property it
- * breaks, so that the properties cannot silently become vacuous. Skipped, with the reason, where
- * {@code spin} or {@code gcc} is not installed ({@code .ci/run} installs Debian's spin).
+ * Model-checks the lock protocols (src/model/lock.pml, the non-fair lock, and fair.pml, the fair
+ * lock; see the README there) with spin: every property holds over the whole bounded state space,
+ * and each seeded protocol bug is found, with the property it breaks, so that the properties cannot
+ * silently become vacuous. Skipped, with the reason, where {@code spin} or {@code gcc} is not
+ * installed ({@code .ci/run} installs Debian's spin).
  */
 class ProtocolModelCheckTest {
 
@@ -29,21 +30,29 @@ class ProtocolModelCheckTest {
     private static final Path WORK = Path.of("target/model");
     /** What the failed assertion's text shows, per property (the ghost each one reads). */
     private static final Map<String, String> MARKS = Map.of("mutex", "hold[", "fence", "g_flast", "sleepers", "g_reg[",
-            "grace", "g_keptAt", "ttl", "g_gone[");
+            "grace", "g_keptAt", "ttl", "g_gone[", "fifo", "g_ahead[", "lapse", "g_dl[", "leave", "g_left[",
+            "handoff", "g_handAt");
 
     @BeforeAll
     static void toolsPresent() {
         assumeFalse("skip".equals(System.getProperty("model.check")),
-                "the fast tier (-Pfast) leaves the model check (about 90 s on 2 cores) to ./mvnw verify");
+                "the fast tier (-Pfast) leaves the model check (lock.pml and fair.pml, about 2 minutes of CPU) to ./mvnw verify");
         assumeTrue(onPath("spin"), "spin is not installed (apt-get install spin): the protocol model is not checked");
         assumeTrue(onPath("gcc"), "gcc is not installed: spin's verifier cannot be compiled, the protocol model is not checked");
     }
 
     @Test
     void everyPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
-        String report = check("verified", List.of());
+        String report = check("lock", "verified", List.of());
         assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
         System.out.println("[model] lock.pml, all properties (mutex, fence, sleepers, grace, ttl): " + summary(report));
+    }
+
+    @Test
+    void everyFairPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
+        String report = check("fair", "fair-verified", List.of());
+        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
+        System.out.println("[model] fair.pml, all properties (mutex, fence, fifo, lapse, leave, handoff, ttl): " + summary(report));
     }
 
     /** Each seeded bug, the property that must catch it (the ghost its failed assert reads), and the spin defines it needs. */
@@ -60,15 +69,36 @@ class ProtocolModelCheckTest {
         "NO_SLEEPERS_MARK, sleepers, ''",
     })
     void aSeededBugIsFound(String bug, String property, String defines) throws Exception {
+        found("lock", bug, property, defines);
+    }
+
+    /** The fair lock's seeded bugs, as {@link #aSeededBugIsFound}; those that need a third client run with 3 x 1. */
+    @ParameterizedTest(name = "{0} breaks {1}")
+    @CsvSource({
+        "CLAIM_NO_TOKEN_CHECK, mutex, ''",
+        "GRANT_IGNORES_LINE, fifo, ''",
+        "REQUEUE, fifo, ''",
+        "RELEASE_TO_LAST, fifo, -DNC=3 -DR=1",
+        "NAMED_FIRST, fifo, -DNC=3 -DR=1",
+        "LEAVE_NOT_REMOVED, leave, ''",
+        "RELEASE_NO_DEADLINE, lapse, ''",
+        "NO_DROP, lapse, ''",
+        "HANDOFF_FOR_TTL, handoff, -DTTL=3",
+    })
+    void aSeededFairBugIsFound(String bug, String property, String defines) throws Exception {
+        found("fair", bug, property, defines);
+    }
+
+    private static void found(String model, String bug, String property, String defines) throws Exception {
         List<String> args = new ArrayList<>(List.of("-DBUG_" + bug));
         if (!defines.isBlank()) {
             args.addAll(List.of(defines.split(" ")));
         }
-        String report = check(bug, args);
-        assertThat(report).as("spin finds BUG_%s", bug).contains("errors: 1");
+        String report = check(model, model + "-" + bug, args);
+        assertThat(report).as("spin finds BUG_%s in %s.pml", bug, model).contains("errors: 1");
         String violated = report.lines().filter(l -> l.contains("assertion violated")).findFirst().orElse("");
         assertThat(violated).as("the counterexample breaks the %s property", property).contains(MARKS.get(property));
-        System.out.println("[model] BUG_" + bug + " found (" + property + "): " + summary(report));
+        System.out.println("[model] " + model + ".pml BUG_" + bug + " found (" + property + "): " + summary(report));
     }
 
     private static String summary(String report) {
@@ -76,9 +106,9 @@ class ProtocolModelCheckTest {
                 .map(String::strip).reduce((a, b) -> a + "; " + b).orElse("?");
     }
 
-    private static String check(String name, List<String> defines) throws IOException, InterruptedException {
+    private static String check(String model, String name, List<String> defines) throws IOException, InterruptedException {
         Path dir = WORK.resolve(name);
-        List<String> command = new ArrayList<>(List.of("bash", MODEL.resolve("check.sh").toString(), dir.toString(), "lock"));
+        List<String> command = new ArrayList<>(List.of("bash", MODEL.resolve("check.sh").toString(), dir.toString(), model));
         command.addAll(defines);
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         byte[] out = p.getInputStream().readAllBytes();
