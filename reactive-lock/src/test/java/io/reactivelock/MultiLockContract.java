@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.reactivelock.support.CancelStorm;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.RecordingListener;
 import java.time.Duration;
@@ -320,24 +321,15 @@ abstract class MultiLockContract {
         ReactiveMultiLock storm = newLock(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
         AtomicInteger bodiesCut = new AtomicInteger();
-        // Half cancelled within 3 ms, half within 250 ms, long enough for grants to come on a busy
-        // machine, so that some cancels cut bodies (as in the Cluster and read-write storms).
+        // Cancels within 3 ms, within 250 ms, and 1 ms into a body (see CancelStorm), so that some
+        // cancels cut bodies (as in the Cluster and read-write storms).
         Flux.range(0, 5_000)
                 .flatMap(i -> {
                     ThreadLocalRandom random = ThreadLocalRandom.current();
-                    // Every eighth (taken from the later half) is cancelled 1 ms into a body that never ends by
-                    // itself: however slow the grants, some cancels cut running bodies, and the check below holds.
-                    boolean cutInBody = i % 8 == 7;
-                    Sinks.One<Boolean> entered = Sinks.one();
-                    Mono<String> body = (cutInBody
-                            ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
-                            : Mono.delay(Duration.ofMillis(random.nextInt(60))).thenReturn("done"))
-                            .doOnCancel(bodiesCut::incrementAndGet);
                     List<String> names = IntStream.range(0, 12).mapToObj(n -> "storm:" + n).collect(Collectors.toList());
                     Collections.shuffle(names, random);
-                    Mono<String> acquisition = storm.withLocks(names.subList(0, 1 + random.nextInt(4)), Duration.ofMinutes(1), body);
-                    return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
-                            : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000))))
+                    return CancelStorm.acquisition(i, 60, 250, bodiesCut,
+                                    body -> storm.withLocks(names.subList(0, 1 + random.nextInt(4)), Duration.ofMinutes(1), body))
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 64)
                 .then()

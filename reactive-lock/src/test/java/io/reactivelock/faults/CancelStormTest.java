@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.redis.ReactiveRedisLock;
+import io.reactivelock.support.CancelStorm;
 import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
@@ -15,7 +16,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
 /**
  * Fault 9: 10,000 {@code withLock} subscriptions, 64 in flight, cancelled at random points (while
@@ -35,22 +35,15 @@ class CancelStormTest {
         ReactiveRedisLock lock = ReactiveRedisLock.create(redis.uri(), LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build());
         AtomicInteger mostLeasesAtOnce = new AtomicInteger();
+        AtomicInteger bodiesCut = new AtomicInteger();
         try {
             long start = System.nanoTime();
             Flux.range(0, SUBSCRIPTIONS)
                     .flatMap(i -> {
                         ThreadLocalRandom random = ThreadLocalRandom.current();
-                        // Every eighth (taken from the later half) is cancelled 1 ms into a body that never ends by
-                        // itself: however slow the grants, some cancels hit bodies with their watchdogs running.
-                        boolean cutInBody = i % 8 == 7;
-                        Sinks.One<Boolean> entered = Sinks.one();
-                        Mono<String> body = (cutInBody
-                                ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
-                                : Mono.delay(Duration.ofMillis(random.nextInt(60))).thenReturn("done"))
-                                .doOnSubscribe(s -> mostLeasesAtOnce.accumulateAndGet(lock.activeLeases(), Math::max));
-                        Mono<String> acquisition = lock.withLock("storm:" + random.nextInt(32), Duration.ofMinutes(1), body);
-                        return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
-                                : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 80_000_000))))
+                        return CancelStorm.acquisition(i, 60, 80, bodiesCut, body -> lock.withLock("storm:" + random.nextInt(32),
+                                        Duration.ofMinutes(1),
+                                        body.doOnSubscribe(s -> mostLeasesAtOnce.accumulateAndGet(lock.activeLeases(), Math::max))))
                                 .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                     }, IN_FLIGHT)
                     .then()
@@ -70,6 +63,7 @@ class CancelStormTest {
                     + Duration.ofNanos(stormEnded - start).toMillis() + " ms; clean (no key, no renewal) "
                     + Faults.millisSince(stormEnded) + " ms after; most leases at once " + mostLeasesAtOnce.get());
             assertThat(mostLeasesAtOnce.get()).as("bodies with watchdogs were running").isPositive();
+            assertThat(bodiesCut).as("cancels also hit running bodies").hasPositiveValue();
         } finally {
             lock.close();
         }

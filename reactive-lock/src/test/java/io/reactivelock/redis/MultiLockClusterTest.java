@@ -12,6 +12,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
+import io.reactivelock.support.CancelStorm;
 import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.CriticalSectionHistory;
 import io.reactivelock.support.NeedsRedis;
@@ -39,7 +40,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.PublisherProbe;
@@ -279,24 +279,15 @@ class MultiLockClusterTest {
         ReactiveMultiLock storm = stormClient.multiLock();
         List<String> names = allNames();
         AtomicInteger bodiesCut = new AtomicInteger();
-        // As in the contract's storm: half cancelled within 3 ms, half within 250 ms, long enough
-        // for grants to come on a busy machine, so that some cancels cut bodies.
+        // As in the contract's storm (see CancelStorm): cancels within 3 ms, within 250 ms, and 1 ms
+        // into a body, so that some cancels cut bodies.
         Flux.range(0, 2_000)
                 .flatMap(i -> {
                     ThreadLocalRandom random = ThreadLocalRandom.current();
                     List<String> shuffled = new ArrayList<>(names);
                     Collections.shuffle(shuffled, random);
-                    // Every eighth (taken from the later half) is cancelled 1 ms into a body that never ends by
-                    // itself: however slow the grants, some cancels cut running bodies, and the check below holds.
-                    boolean cutInBody = i % 8 == 7;
-                    Sinks.One<Boolean> entered = Sinks.one();
-                    Mono<String> body = (cutInBody
-                            ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
-                            : Mono.delay(Duration.ofMillis(random.nextInt(20))).thenReturn("done"))
-                            .doOnCancel(bodiesCut::incrementAndGet);
-                    Mono<String> acquisition = storm.withLocks(shuffled.subList(0, 1 + random.nextInt(names.size())), Duration.ofMinutes(1), body);
-                    return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
-                            : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000))))
+                    return CancelStorm.acquisition(i, 20, 250, bodiesCut, body -> storm.withLocks(
+                                    shuffled.subList(0, 1 + random.nextInt(names.size())), Duration.ofMinutes(1), body))
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 32)
                 .then()

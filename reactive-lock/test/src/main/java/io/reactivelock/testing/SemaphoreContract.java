@@ -354,25 +354,14 @@ public abstract class SemaphoreContract {
         ReactiveSemaphore storm = newSemaphores(LockOptions.builder()
                 .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).renewalInterval(Duration.ofMillis(20)).build()).apply(3);
         AtomicInteger bodiesCut = new AtomicInteger();
-        // Half the acquisitions are cancelled within 3 ms, mostly while their attempt is in flight;
-        // the others within 250 ms, waiting or in their body. Not shorter: on a busy machine a
-        // grant can take tens of milliseconds, and a storm whose cancels all came before their
-        // grants would hold every name with abandoned grants and cut no body (as the read-write
-        // lock's storm did, see ReadWriteLockContract).
+        // Cancels within 3 ms, within 250 ms, and 1 ms into a body (see CancelStorm): not only
+        // early ones, since a storm whose cancels all came before their grants would hold every
+        // name with abandoned grants and cut no body.
         Flux.range(0, 5_000)
                 .flatMap(i -> {
                     ThreadLocalRandom random = ThreadLocalRandom.current();
-                    // Every eighth (taken from the later half) is cancelled 1 ms into a body that never ends by
-                    // itself: however slow the grants, some cancels cut running bodies, and the check below holds.
-                    boolean cutInBody = i % 8 == 7;
-                    Sinks.One<Boolean> entered = Sinks.one();
-                    Mono<String> body = (cutInBody
-                            ? Mono.delay(Duration.ofMillis(1)).doOnNext(t -> entered.tryEmitValue(true)).then(Mono.<String>never())
-                            : Mono.delay(Duration.ofMillis(random.nextInt(60))).thenReturn("done"))
-                            .doOnCancel(bodiesCut::incrementAndGet);
-                    Mono<String> acquisition = storm.withPermits("storm:" + random.nextInt(16), 1 + random.nextInt(3), Duration.ofMinutes(1), body);
-                    return (cutInBody ? acquisition.takeUntilOther(entered.asMono())
-                            : acquisition.take(Duration.ofNanos(random.nextLong(i % 2 == 0 ? 3_000_000 : 250_000_000))))
+                    return CancelStorm.acquisition(i, 60, 250, bodiesCut, body -> storm.withPermits(
+                                    "storm:" + random.nextInt(16), 1 + random.nextInt(3), Duration.ofMinutes(1), body))
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 64)
                 .then()
