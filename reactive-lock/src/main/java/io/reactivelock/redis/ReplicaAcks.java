@@ -352,6 +352,7 @@ final class ReplicaAcks {
 
     @Override
     public String toString() {
-        return "ReplicaAcks{wanted=" + wanted + (all ? " (all)" : "") + ", timeout=" + timeoutMillis + " ms}";
+        return "ReplicaAcks{wanted=" + wanted + (all ? " (all)" : "") + (durable ? ", durable (WAITAOF)" : "")
+                + ", timeout=" + timeoutMillis + " ms}";
     }
 }
