@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockOptions;
 import io.reactivelock.support.CommandStats;
@@ -27,7 +28,8 @@ import reactor.core.scheduler.Schedulers;
  * Redis 6.2; skipped, saying so, on 7.2 and later) or with the append-only file off; with it on
  * ({@code appendfsync everysec}), each grant reaches its body after a {@code WAITAOF} of its own,
  * and a lock granted just before the master is killed with {@code SIGKILL} is still there, with its
- * fencing record, when the master restarts from its append-only file. The tests that need
+ * fencing record, when the master restarts from its append-only file. With a replica, a grant
+ * waits for the replica's append-only file too, and a replica without one never counts. The tests that need
  * {@code WAITAOF} are skipped, saying so, on a server without it: run them with
  * {@code -Dredis.server=../shared/servers/redis-server-7.4.1} (or {@code valkey-server-8.0.1}).
  *
@@ -132,5 +134,49 @@ class DurableGrantsTest {
             assertThat(redis.call("GET", "lock:{a}:fence")).as("the fencing record after the restart")
                     .isEqualTo(Long.toString(held.get().fencingToken()));
         }
+    }
+
+    @Test
+    void withAReplicaEachDurableGrantWaitsForTheReplicasAppendOnlyFileToo() {
+        RedisServer master = server(AOF);
+        assumeWaitaof(master);
+        RedisServer replica = replicaOf(master, AOF);
+        try (ReactiveRedisLock lock = ReactiveRedisLock.create(master.uri(), durable())) {
+            long before = CommandStats.calls(master, "waitaof");
+            String onReplica = lock.withLock("a", TTL, (LockLease lease) -> Mono.fromCallable(() -> replica.call("GET", "lock:{a}"))
+                    .subscribeOn(Schedulers.boundedElastic()).map(token -> token.equals(lease.token()) ? "the holder's" : token))
+                    .block(WAIT);
+            assertThat(onReplica).as("the lock key on the replica when the body ran").isEqualTo("the holder's");
+            // One, or more when the replica was still rewriting the AOF it made after its first sync (not yet fsynced).
+            assertThat(CommandStats.calls(master, "waitaof") - before).as("WAITAOFs").isPositive();
+        }
+    }
+
+    @Test
+    void aReplicaWithItsAppendOnlyFileOffFailsDurableGrantsNotReplicatedAskingAboutIt() {
+        RedisServer master = server(AOF);
+        assumeWaitaof(master);
+        replicaOf(master);
+        try (ReactiveRedisLock lock = ReactiveRedisLock.create(master.uri(), LockOptions.builder().durableGrants(true)
+                .replicaAckTimeout(Duration.ofMillis(200)).acquireTimeout(Duration.ofSeconds(1)).build())) {
+            assertThatThrownBy(() -> lock.withLock("a", TTL, Mono.just("ran")).block(WAIT))
+                    .isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(LockAcquisitionException.Reason.NOT_REPLICATED);
+                        assertThat(e.getMessage()).contains("WAITAOF 1 1 200 answered [1, 0]")
+                                .contains("is appendonly on on the replicas?");
+                    });
+            await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
+        }
+    }
+
+    /** A replica of {@code master} started with {@code args}, once the master counts it as connected and in sync. */
+    private RedisServer replicaOf(RedisServer master, String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(master.port())));
+        RedisServer replica = server(all.toArray(String[]::new));
+        await("the replica in sync").atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                .until(() -> replica.call("INFO", "replication").contains("master_link_status:up")
+                        && "1".equals(master.info("replication", "connected_slaves")));
+        return replica;
     }
 }
