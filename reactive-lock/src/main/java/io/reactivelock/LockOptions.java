@@ -56,6 +56,7 @@ public final class LockOptions {
     private final LockListener listener;
     private final int replicaAcknowledgement;
     private final @Nullable Duration replicaAckTimeout;
+    private final boolean durableGrants;
 
     private LockOptions(Builder b) {
         this.keyPrefix = b.keyPrefix;
@@ -72,6 +73,7 @@ public final class LockOptions {
         this.listener = b.listener;
         this.replicaAcknowledgement = b.replicaAcknowledgement;
         this.replicaAckTimeout = b.replicaAckTimeout;
+        this.durableGrants = b.durableGrants;
     }
 
     /** The default options; see each {@link Builder} method for its default. */
@@ -185,6 +187,14 @@ public final class LockOptions {
         return replicaAckTimeout != null ? replicaAckTimeout : Duration.ofNanos(commandTimeout.toNanos() / 4);
     }
 
+    /**
+     * Whether a grant or renewal counts only once it is on the master's append-only file, and on
+     * the replicas' if they are waited for ({@code WAITAOF}); see {@link Builder#durableGrants(boolean)}.
+     */
+    public boolean durableGrants() {
+        return durableGrants;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{keyPrefix='" + keyPrefix + "', acquireTimeout=" + acquireTimeout
@@ -193,7 +203,7 @@ public final class LockOptions {
                 + ", maxLeaseTime=" + maxLeaseTime + ", commandTimeout=" + commandTimeout + ", closeTimeout=" + closeTimeout
                 + ", maxPendingAcquisitions=" + maxPendingAcquisitions
                 + ", replicaAcknowledgement=" + (replicaAcknowledgement == ALL_REPLICAS ? "all" : replicaAcknowledgement)
-                + ", replicaAckTimeout=" + replicaAckTimeout() + "}";
+                + ", replicaAckTimeout=" + replicaAckTimeout() + ", durableGrants=" + durableGrants + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -212,6 +222,7 @@ public final class LockOptions {
         private LockListener listener = LockListener.NONE;
         private int replicaAcknowledgement = ALL_REPLICAS;
         private @Nullable Duration replicaAckTimeout;
+        private boolean durableGrants;
 
         private Builder() {}
 
@@ -230,6 +241,7 @@ public final class LockOptions {
             listener = o.listener;
             replicaAcknowledgement = o.replicaAcknowledgement;
             replicaAckTimeout = o.replicaAckTimeout;
+            durableGrants = o.durableGrants;
         }
 
         /**
@@ -381,12 +393,32 @@ public final class LockOptions {
         }
 
         /**
-         * How long one {@code WAIT} for the replicas may take, positive; {@code null} (the default)
+         * How long one {@code WAIT} for the replicas (or {@code WAITAOF}, {@link #durableGrants(boolean)}) may take, positive; {@code null} (the default)
          * is a quarter of the command timeout, so that a grant queued behind another's slow
          * {@code WAIT} still answers within the command timeout.
          */
         public Builder replicaAckTimeout(@Nullable Duration timeout) {
             this.replicaAckTimeout = timeout == null ? null : positive(timeout, "replicaAckTimeout");
+            return this;
+        }
+
+        /**
+         * Durable grants of {@link io.reactivelock.redis.ReactiveRedisLock} (standalone or Sentinel):
+         * a grant reaches the body, and a renewal extends the lease, only once
+         * {@code WAITAOF 1 numreplicas timeout} says the write that made it is fsynced to the master's
+         * append-only file, and to the append-only files of the replicas that
+         * {@link #replicaAcknowledgement(int)} waits for (a replica counts only with its own AOF on), so
+         * that a master restarted from its AOF still has every lock it granted. Each
+         * {@code WAITAOF} may take {@link #replicaAckTimeout(Duration)}; a grant it does not
+         * acknowledge in time is released and tried again, as a replica-acknowledged one is
+         * ({@link LockAcquisitionException.Reason#NOT_REPLICATED}). Checked when the client is
+         * created, which fails with {@link IllegalStateException} on a server without
+         * {@code WAITAOF} (before Redis 7.2 or Valkey 8), with the AOF off ({@code appendonly no}),
+         * or for a user who may not run {@code WAITAOF}; refused on a Cluster
+         * ({@link IllegalArgumentException}). Defaults to {@code false}.
+         */
+        public Builder durableGrants(boolean durable) {
+            this.durableGrants = durable;
             return this;
         }
 

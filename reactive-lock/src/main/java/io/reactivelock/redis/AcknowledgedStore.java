@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * A Redis store whose grants the replicas acknowledge ({@link ReplicaAcks}): an attempt whose
+ * A Redis store whose grants the replicas (and, for durable grants, the append-only files)
+ * acknowledge ({@link ReplicaAcks}): an attempt whose
  * grant was not acknowledged releases it (by token, before the next attempt can be sent) and is
  * refused with {@link Reason#NOT_REPLICATED}, so the acquisition tries again while its acquire
  * timeout allows, or at once fails when the master reports fewer replicas than are waited for.
@@ -52,7 +53,7 @@ final class AcknowledgedStore<C> implements LockStore<C> {
             if (!(LockCore.unwrap(error) instanceof ReplicaAcks.NotReplicated e)) {
                 return CompletableFuture.failedStage(LockCore.unwrap(error));
             }
-            String detail = "the replicas did not acknowledge the grant (" + e.getMessage() + ")";
+            String detail = "the grant was not acknowledged (" + e.getMessage() + ")";
             Reply refused = e.gone ? Reply.refusedAtOnce(Reason.NOT_REPLICATED, detail, e)
                     : Reply.refused(Reason.NOT_REPLICATED, detail, e);
             return store.releaseAbandoned(call).handle((released, releaseError) -> refused);

@@ -108,6 +108,9 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
                     throw new IllegalArgumentException("replicaAcknowledgement(" + options.replicaAcknowledgement()
                             + ") is not supported on a Cluster yet: leave the default (ALL_REPLICAS, which does nothing there) or set 0");
                 }
+                if (options.durableGrants()) {
+                    throw new IllegalArgumentException("durableGrants(true) is not supported on a Cluster yet");
+                }
                 return null;
             }
             return ReplicaAcks.open(client, options);

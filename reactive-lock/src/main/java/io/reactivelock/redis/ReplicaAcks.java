@@ -7,16 +7,18 @@ import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.ArrayOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.ProtocolKeyword;
 import io.reactivelock.LockOptions;
+import io.reactivelock.spi.LockCore;
 import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -34,19 +36,36 @@ import org.jspecify.annotations.Nullable;
  * earlier on the connection. A grant whose {@code WAIT} answered fewer replicas than wanted fails
  * with {@link NotReplicated}, a transient error (a renewal is retried while the lease is valid;
  * an acquisition releases the grant and tries again, {@link AcknowledgedStore}).
+ *
+ * <p>Durable grants ({@link LockOptions#durableGrants()}) send {@code WAITAOF 1 numreplicas timeout}
+ * instead of {@code WAIT}, in the same group commit: a grant counts once the master's append-only
+ * file has it (fsynced) and so have the replicas waited for.
  */
 final class ReplicaAcks {
+
+    /** {@code WAITAOF}, which Lettuce has no method for. */
+    private static final ProtocolKeyword WAITAOF = new ProtocolKeyword() {
+        @Override
+        public byte[] getBytes() {
+            return toString().getBytes(StandardCharsets.US_ASCII);
+        }
+
+        @Override
+        public String toString() {
+            return "WAITAOF";
+        }
+    };
 
     private final StatefulRedisConnection<String, String> connection;
     private final LockCommands commands;
     private final boolean all;
+    private final boolean durable;
     private final long timeoutMillis;
     private final RedisClient client;
     private final RedisConnectionStateListener reconnects;
     private volatile int wanted;
-    private final Queue<Pending<?>> next = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean waiting = new AtomicBoolean();
-    /** What the last {@code WAIT} that came back short answered, and the replicas the master reported then. */
+    private final GroupCommit<Pending<?>> commits = new GroupCommit<>(this::acknowledge);
+    /** What the last acknowledgement that came back short answered, and the replicas the master reported then. */
     private volatile @Nullable String lastShort;
     /**
      * Why no grant can be acknowledged at all, for a user who may not run {@code INFO} or
@@ -54,13 +73,14 @@ final class ReplicaAcks {
      */
     private final @Nullable String refused;
 
-    private ReplicaAcks(RedisClient client, StatefulRedisConnection<String, String> connection, boolean all, int wanted,
-            Duration timeout, @Nullable String refused) {
+    private ReplicaAcks(RedisClient client, StatefulRedisConnection<String, String> connection, boolean all, boolean durable,
+            int wanted, Duration timeout, @Nullable String refused) {
         this.client = client;
         this.refused = refused;
         this.connection = connection;
         this.commands = new LockCommands(connection.async());
         this.all = all;
+        this.durable = durable;
         this.wanted = wanted;
         this.timeoutMillis = Math.max(1, timeout.toMillis());
         this.reconnects = new RedisConnectionStateListener() {
@@ -68,7 +88,7 @@ final class ReplicaAcks {
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
                 if (handler == connection && ReplicaAcks.this.all) {
                     // A failover or a restart: wait for the replicas of the master reached now.
-                    replicas().thenAccept(r -> ReplicaAcks.this.wanted = Math.max(1, r.connected()));
+                    replicas().thenAccept(r -> ReplicaAcks.this.wanted = replicasFor(r));
                 }
             }
         };
@@ -78,30 +98,41 @@ final class ReplicaAcks {
     /**
      * The acknowledgements {@code options} ask for on the master {@code client} reaches, on a
      * connection of their own, or {@code null} when none are asked for (off, or every replica of
-     * a master that has none). Connects and reads {@code INFO replication}: blocks.
+     * a master that has none, without durable grants). Connects, and reads {@code INFO replication}
+     * and, for durable grants, whether {@code WAITAOF} runs: blocks.
+     *
+     * @throws IllegalStateException for durable grants on a server that cannot make them: without
+     *     {@code WAITAOF} (before Redis 7.2 or Valkey 8), with the AOF off, or for a user who may not
+     *     run {@code WAITAOF} or {@code INFO}
      */
     static @Nullable ReplicaAcks open(RedisClient client, LockOptions options) {
         int asked = options.replicaAcknowledgement();
-        if (asked == 0) {
+        boolean durable = options.durableGrants();
+        if (asked == 0 && !durable) {
             return null;
         }
         StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
         try {
-            int connected = Replicas.parse(connection.sync().info("replication")).connected();
-            if (asked == LockOptions.ALL_REPLICAS && connected == 0) {
+            if (durable) {
+                checkDurable(connection);
+            }
+            int connected = asked == 0 ? 0 : Replicas.parse(connection.sync().info("replication")).connected();
+            if (asked == LockOptions.ALL_REPLICAS && connected == 0 && !durable) {
                 connection.close();
                 return null;
             }
             boolean all = asked == LockOptions.ALL_REPLICAS;
-            return new ReplicaAcks(client, connection, all, all ? connected : asked, options.replicaAckTimeout(), null);
+            return new ReplicaAcks(client, connection, all, durable, all ? connected : asked, options.replicaAckTimeout(), null);
         } catch (RedisCommandExecutionException e) {
-            if (!String.valueOf(e.getMessage()).startsWith("NOPERM")) {
+            boolean noperm = String.valueOf(e.getMessage()).startsWith("NOPERM");
+            if (durable || !noperm) {
                 connection.close();
-                throw e;
+                throw durable && noperm ? new IllegalStateException("durable grants (LockOptions.durableGrants(true)) that wait"
+                        + " for replicas need INFO, which this user may not run (ACL +info): " + e.getMessage(), e) : e;
             }
             // Not a lock user's ACL (an inspector's, say), or one from before the acknowledgements:
             // it connects, and a grant it makes fails, naming what is missing, and is released.
-            return new ReplicaAcks(client, connection, false, 0, options.replicaAckTimeout(),
+            return new ReplicaAcks(client, connection, false, false, 0, options.replicaAckTimeout(),
                     "replica-acknowledged grants need INFO and WAIT, which this user may not run (ACL +info +wait):"
                             + " grant them, or turn the acknowledgements off with LockOptions.replicaAcknowledgement(0) ("
                             + e.getMessage() + ")");
@@ -111,14 +142,40 @@ final class ReplicaAcks {
         }
     }
 
+    /**
+     * Whether the master can make durable grants: {@code WAITAOF 1 0 1}, answered at once on a
+     * connection that wrote nothing, is refused by a server without it, with the AOF off, or for a
+     * user who may not run it.
+     */
+    private static void checkDurable(StatefulRedisConnection<String, String> connection) {
+        try {
+            connection.sync().dispatch(WAITAOF, new ArrayOutput<>(StringCodec.UTF8),
+                    new CommandArgs<>(StringCodec.UTF8).add(1).add(0).add(1));
+        } catch (RedisCommandExecutionException e) {
+            String message = String.valueOf(e.getMessage());
+            String why = message.startsWith("NOPERM") ? "this user may not run WAITAOF (ACL +waitaof)"
+                    : message.contains("appendonly") ? "the master's append-only file is off (appendonly no): turn it on"
+                            + " (CONFIG SET appendonly yes, and in its configuration file)"
+                    : "the server has no WAITAOF, which Redis 7.2 and Valkey 8 have";
+            throw new IllegalStateException("durable grants (LockOptions.durableGrants(true)) cannot be made: " + why
+                    + "; the server answered WAITAOF with: " + message, e);
+        }
+    }
+
+    /** The replicas to wait for when waiting for all: as many as {@code seen}, at least one unless grants are durable. */
+    private int replicasFor(Replicas seen) {
+        // Without durable grants, acknowledgements run only where replicas were seen: none left is final (see settle).
+        return durable ? seen.connected() : Math.max(1, seen.connected());
+    }
+
     /** How many replicas a grant waits for now. */
     int wanted() {
         return wanted;
     }
 
-    /** Whether a {@code WAIT} is out or grants wait for one: every command sent on the grants' connection now waits behind it. */
+    /** Whether an acknowledgement is out or grants wait for one: every command sent on the grants' connection now waits behind it. */
     boolean waiting() {
-        return waiting.get() || !next.isEmpty();
+        return commits.busy();
     }
 
     /** {@code script} on the grants' connection; a reply that {@code wrote} completes once acknowledged. */
@@ -141,62 +198,71 @@ final class ReplicaAcks {
             } else if (refused != null) {
                 done.completeExceptionally(new NotReplicated(refused, true));
             } else {
-                next.add(new Pending<>(done, value));
-                waitForReplicas();
+                commits.add(new Pending<>(done, value));
             }
         });
         return done;
     }
 
-    /** Sends one {@code WAIT} for every grant whose reply is in, unless one is out; its answer sends the next. */
-    private void waitForReplicas() {
-        while (!next.isEmpty() && waiting.compareAndSet(false, true)) {
-            List<Pending<?>> batch = new ArrayList<>();
-            for (Pending<?> p; (p = next.poll()) != null; ) {
-                batch.add(p);
-            }
-            if (batch.isEmpty()) {
-                waiting.set(false);
-                continue;
-            }
-            int n = wanted;
-            connection.async().waitForReplication(n, timeoutMillis)
-                    .handle((acked, error) -> settle(batch, n, acked, error))
-                    .thenCompose(settled -> settled)
-                    .whenComplete((settled, error) -> {
-                        waiting.set(false);
-                        waitForReplicas();
-                    });
-            return;
+    /**
+     * Sends one {@code WAIT} (or {@code WAITAOF}) for {@code batch}, the grants whose replies came
+     * in since the last one was sent, and settles them with its answer.
+     */
+    private CompletionStage<?> acknowledge(List<Pending<?>> batch) {
+        int n = wanted;
+        CompletionStage<long[]> answer;
+        try {
+            answer = durable
+                    ? connection.async().dispatch(WAITAOF, new ArrayOutput<>(StringCodec.UTF8),
+                            new CommandArgs<>(StringCodec.UTF8).add(1).add(n).add(timeoutMillis))
+                            .thenApply(reply -> new long[] {(Long) reply.get(0), (Long) reply.get(1)})
+                    : connection.async().waitForReplication(n, timeoutMillis).thenApply(acked -> new long[] {1, acked});
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedStage(e);
         }
+        return answer.handle((acked, error) -> settle(batch, n, acked, error)).thenCompose(settled -> settled);
     }
 
     /**
      * Completes the grants of {@code batch}, or fails them with what the master reports of its
      * replicas (read before the next {@code WAIT}, which then waits for as many as it reports,
-     * when waiting for all).
+     * when waiting for all). {@code acked} is the local fsyncs ({@code 1} without durable grants)
+     * and the replicas that acknowledged.
      */
-    private CompletionStage<@Nullable Void> settle(List<Pending<?>> batch, int n, @Nullable Long acked, @Nullable Throwable error) {
+    private CompletionStage<@Nullable Void> settle(List<Pending<?>> batch, int n, long @Nullable [] acked, @Nullable Throwable error) {
+        String sent = durable ? "WAITAOF 1 " + n + " " + timeoutMillis : "WAIT " + n + " " + timeoutMillis;
         if (error != null) {
-            batch.forEach(p -> p.done.completeExceptionally(error));
+            Throwable e = LockCore.unwrap(error);
+            // An error reply (the AOF turned off, the command no longer allowed) is not mended by retrying.
+            Throwable failure = e instanceof RedisCommandExecutionException
+                    ? new NotReplicated(sent + " was refused: " + e.getMessage(), true) : error;
+            batch.forEach(p -> p.done.completeExceptionally(failure));
             return CompletableFuture.<@Nullable Void>completedFuture(null);
-        } else if (acked != null && acked >= n) {
+        } else if (acked != null && acked[0] >= 1 && acked[1] >= n) {
             batch.forEach(Pending::complete);
             return CompletableFuture.<@Nullable Void>completedFuture(null);
+        } else if (acked != null && acked[1] >= n) {
+            NotReplicated e = new NotReplicated(sent + " answered [" + acked[0] + ", " + acked[1]
+                    + "]: the master's append-only file was not fsynced in time", false);
+            lastShort = e.getMessage();
+            batch.forEach(p -> p.done.completeExceptionally(e));
+            return CompletableFuture.<@Nullable Void>completedFuture(null);
         } else {
-            long got = acked == null ? 0 : acked;
+            String got = acked == null ? "0" : durable ? "[" + acked[0] + ", " + acked[1] + "]" : Long.toString(acked[1]);
             return replicas().handle((seen, infoError) -> {
                 NotReplicated e;
                 if (seen == null) {
-                    e = new NotReplicated("WAIT " + n + " " + timeoutMillis + " answered " + got
-                            + " and INFO replication failed: " + infoError, false);
+                    e = new NotReplicated(sent + " answered " + got + " and INFO replication failed: " + infoError, false);
                 } else {
                     if (all) {
-                        wanted = Math.max(1, seen.connected());
+                        wanted = replicasFor(seen);
                     }
-                    // Waiting for all, a replica that left is no longer waited for; none left, or fewer than a set number, is final.
-                    e = new NotReplicated("WAIT " + n + " " + timeoutMillis + " answered " + got + "; the master reports "
-                            + seen, all ? seen.connected() == 0 : seen.connected() < n);
+                    // Waiting for all, a replica that left is no longer waited for; none left (without durable
+                    // grants), or fewer than a number set, is final.
+                    e = new NotReplicated(sent + " answered " + got + "; the master reports " + seen
+                            + (durable && seen.connected() >= n ? " (a replica counts once its own append-only file has the write:"
+                                    + " is appendonly on on the replicas?)" : ""),
+                            all ? seen.connected() == 0 && !durable : seen.connected() < n);
                 }
                 lastShort = e.getMessage();
                 batch.forEach(p -> p.done.completeExceptionally(e));
@@ -286,6 +352,7 @@ final class ReplicaAcks {
 
     @Override
     public String toString() {
-        return "ReplicaAcks{wanted=" + wanted + (all ? " (all)" : "") + ", timeout=" + timeoutMillis + " ms}";
+        return "ReplicaAcks{wanted=" + wanted + (all ? " (all)" : "") + (durable ? ", durable (WAITAOF)" : "")
+                + ", timeout=" + timeoutMillis + " ms}";
     }
 }

@@ -256,6 +256,23 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts the server again on the same port(s) in the directory of its last run, so that it
+     * loads what that run persisted (its append-only file, when started with
+     * {@code --appendonly yes}); stops it first if it is running ({@link #kill()} it before, for a
+     * crash). Not in a container, whose restart is a new one.
+     */
+    public synchronized void restartFromDisk() {
+        if (closed || image != null) {
+            throw new IllegalStateException(this + (closed ? " is closed" : " runs in a container, which restarts empty"));
+        }
+        stop();
+        runs--;
+        if (!launch()) {
+            throw new IllegalStateException("port " + port + " was taken by another process while redis-server was down");
+        }
+    }
+
     /** Freezes the server: connections are still accepted but nothing is answered until {@link #resume()}. */
     public synchronized void pause() {
         if (!isRunning()) {
@@ -344,12 +361,17 @@ public final class RedisServer implements AutoCloseable {
                 .map(line -> line.substring(field.length() + 1)).findFirst().orElse(null);
     }
 
-    /** Whether the server answers {@code PING} within {@code timeout}; false if refused or silent. */
+    /** Whether the server answers {@code PING} within {@code timeout}; false if refused, silent or still loading its files. */
     public boolean ping(Duration timeout) {
         try {
             return "PONG".equals(Resp.call(host(), port(), password, timeout, "PING"));
         } catch (IOException unreachableOrSilent) {
             return false;
+        } catch (IllegalStateException error) {
+            if (String.valueOf(error.getMessage()).startsWith("LOADING")) {
+                return false;
+            }
+            throw error;
         }
     }
 
@@ -396,6 +418,7 @@ public final class RedisServer implements AutoCloseable {
         }
         // A fresh directory per run, so that a restart never loads the dump of an earlier run.
         Path dir = root.resolve("run-" + ++runs);
+        boolean again = Files.isDirectory(dir);
         List<String> command = new ArrayList<>(List.of(binary.toString()));
         if (configFile != null) {
             command.add(configFile.toString());
@@ -407,7 +430,9 @@ public final class RedisServer implements AutoCloseable {
         }
         command.addAll(extraArgs);
         try {
-            Files.createDirectory(dir);
+            if (!again) {
+                Files.createDirectory(dir);
+            }
             logOffset = Files.exists(log) ? Files.size(log) : 0;
         } catch (IOException e) {
             throw new UncheckedIOException("could not prepare " + dir, e);
