@@ -34,6 +34,7 @@ import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.Logger;
 import reactor.util.Loggers;
+import reactor.util.context.Context;
 
 /**
  * The life of every acquisition, for every lock of the library: one place for the token, the
@@ -195,11 +196,18 @@ public final class LockCore<C> {
     }
 
     /**
-     * Key of the Reactor context of a {@code withLock} subscription whose body {@link #close()}
-     * does not cancel: closing then waits for it to end by itself (at most the close timeout), as
-     * for a body holding a lock for a minimum time, which must outlive the instance's shutdown.
+     * {@code locked}, a {@code withLock} of a lock built on a core, marked so that {@link #close()}
+     * does not cancel its body but waits for it to end by itself (at most the close timeout). For an
+     * integration whose body only holds the lock on for a minimum time after the work, which must
+     * outlive the instance's shutdown (the Spring Boot starter's {@code lockAtLeastFor}); a body that
+     * does work is cancelled by close, as the {@link ReactiveLock} contract says.
      */
-    public static final String RUNS_THROUGH_CLOSE = "io.reactivelock.runsThroughClose";
+    public static <T> Mono<T> runningThroughClose(Mono<T> locked) {
+        return locked.contextWrite(Context.of(RUNS_THROUGH_CLOSE, Boolean.TRUE));
+    }
+
+    /** Context key of {@link #runningThroughClose}: an object of its own, so that nothing else can set it. */
+    private static final Object RUNS_THROUGH_CLOSE = new Object();
 
     /** The most names one WARN of {@link #released()} lists. */
     private static final int MAX_NAMES_LOGGED = 100;
