@@ -34,6 +34,7 @@ import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.Logger;
 import reactor.util.Loggers;
+import reactor.util.context.Context;
 
 /**
  * The life of every acquisition, for every lock of the library: one place for the token, the
@@ -89,9 +90,10 @@ public final class LockCore<C> {
     /**
      * Every acquisition with something under way: from its subscription until it has ended and
      * its last command (an attempt, a release) has been answered. What {@link #close()} cancels
-     * and {@link #released()} waits for.
+     * and {@link #released()} waits for. An acquisition counts what it has under way itself
+     * ({@link Acquisition#workStarted()}); this map changes only when that count leaves or reaches zero.
      */
-    private final ConcurrentHashMap<Acquisition, Integer> live = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Acquisition, Boolean> live = new ConcurrentHashMap<>();
     /** Completed once the lock is closed and nothing is {@link #live}. */
     private final CompletableFuture<Void> drained = new CompletableFuture<>();
     /** Set once {@link #released()} stopped waiting: background releases are no longer retried. */
@@ -195,11 +197,18 @@ public final class LockCore<C> {
     }
 
     /**
-     * Key of the Reactor context of a {@code withLock} subscription whose body {@link #close()}
-     * does not cancel: closing then waits for it to end by itself (at most the close timeout), as
-     * for a body holding a lock for a minimum time, which must outlive the instance's shutdown.
+     * {@code locked}, a {@code withLock} of a lock built on a core, marked so that {@link #close()}
+     * does not cancel its body but waits for it to end by itself (at most the close timeout). For an
+     * integration whose body only holds the lock on for a minimum time after the work, which must
+     * outlive the instance's shutdown (the Spring Boot starter's {@code lockAtLeastFor}); a body that
+     * does work is cancelled by close, as the {@link ReactiveLock} contract says.
      */
-    public static final String RUNS_THROUGH_CLOSE = "io.reactivelock.runsThroughClose";
+    public static <T> Mono<T> runningThroughClose(Mono<T> locked) {
+        return locked.contextWrite(Context.of(RUNS_THROUGH_CLOSE, Boolean.TRUE));
+    }
+
+    /** Context key of {@link #runningThroughClose}: an object of its own, so that nothing else can set it. */
+    private static final Object RUNS_THROUGH_CLOSE = new Object();
 
     /** The most names one WARN of {@link #released()} lists. */
     private static final int MAX_NAMES_LOGGED = 100;
@@ -407,6 +416,8 @@ public final class LockCore<C> {
         private volatile @Nullable Throwable lastRenewError;
         private volatile long heldSinceNanos;
         private volatile long releaseByNanos;
+        /** Things under way (its subscription, commands not yet answered); see {@link #live}. */
+        private final AtomicInteger work = new AtomicInteger();
         /** What fails the body when the lock is closed while it runs; set while it runs. */
         private final AtomicReference<@Nullable MonoSink<?>> cut = new AtomicReference<>();
 
@@ -475,12 +486,19 @@ public final class LockCore<C> {
 
         /** One more thing under way for this acquisition (its subscription, a command); it is {@link #live} while any is. */
         void workStarted() {
-            live.merge(this, 1, Integer::sum);
+            if (work.getAndIncrement() == 0) {
+                live.put(this, Boolean.TRUE);
+            }
         }
 
         /** One thing under way ended; once none is left, the lock may be {@link #drained}. */
         void workEnded() {
-            if (live.computeIfPresent(this, (a, n) -> n == 1 ? null : n - 1) == null && closed.get() && live.isEmpty()) {
+            if (work.decrementAndGet() != 0) {
+                return;
+            }
+            // Read again under the map's lock of this key: a late hand-off may have started work again since.
+            live.computeIfPresent(this, (a, present) -> a.work.get() == 0 ? null : present);
+            if (closed.get() && live.isEmpty()) {
                 drained.complete(null);
             }
         }

@@ -122,8 +122,8 @@ final class LockedCalls {
             // Cancelled before the grant: cancelling withLock releases whatever it may hold.
             sink.onCancel(subscription);
             // Closing the lock does not cut a window short: it waits for it (at most its close timeout).
-            subscription.update(holding.contextWrite(sink.contextView())
-                    .contextWrite(Context.of(HOLD, this, LockCore.RUNS_THROUGH_CLOSE, true))
+            subscription.update(LockCore.runningThroughClose(holding.contextWrite(sink.contextView())
+                            .contextWrite(Context.of(HOLD, this)))
                     .subscribe(done -> {}, this::failed, ended::tryEmitEmpty));
         }
 
