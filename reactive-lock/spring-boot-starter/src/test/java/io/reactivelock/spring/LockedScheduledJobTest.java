@@ -148,7 +148,7 @@ class LockedScheduledJobTest {
             String holder = redis.call("GET", "lock:{long-job}");
             long renewedBefore = renewals();
 
-            // Five renewals every 100 ms take longer than the 300 ms TTL: only renewal kept it.
+            // Five renewals every 500 ms take longer than the 1.5 s TTL: only renewal kept it.
             await().atMost(TIMEOUT).until(() -> renewals() >= renewedBefore + 5);
 
             assertThat(redis.call("GET", "lock:{long-job}")).as("the same holder").isEqualTo(holder);
@@ -285,7 +285,7 @@ class LockedScheduledJobTest {
         }
     }
 
-    /** A run that lasts until the test ends it, on a 300 ms lease renewed every 100 ms. */
+    /** A run that lasts until the test ends it, on a 1.5 s lease renewed every 500 ms (a 300 ms lease was lost under load 10 on 2 cores). */
     public static class LongJob {
         private final LongRuns runs;
 
@@ -294,7 +294,7 @@ class LockedScheduledJobTest {
         }
 
         @Scheduled(fixedRate = 50)
-        @WithLock(name = "'long-job'", ttl = "300ms", acquireTimeout = "0s", onBusy = OnBusy.SKIP)
+        @WithLock(name = "'long-job'", ttl = "1500ms", acquireTimeout = "0s", onBusy = OnBusy.SKIP)
         public Flux<Integer> run() {
             return runs.finish.asMono().thenMany(Flux.<Integer>empty())
                     .doOnSubscribe(subscription -> runs.starts.incrementAndGet())
