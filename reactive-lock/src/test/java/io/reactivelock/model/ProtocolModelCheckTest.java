@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -89,7 +90,16 @@ class ProtocolModelCheckTest {
         found("fair", bug, property, defines);
     }
 
+    /**
+     * The seeded bugs every build looks for, one per model and each found in a few thousand states:
+     * they show the check still finds a broken script. The others test the model rather than the
+     * code, at about a minute of CPU; {@code -Dmodel.bugs=all} runs them (after a change to a model).
+     */
+    private static final Set<String> EVERY_BUILD = Set.of("lock-FENCE_NO_INCREMENT", "fair-CLAIM_NO_TOKEN_CHECK");
+
     private static void found(String model, String bug, String property, String defines) throws Exception {
+        assumeTrue("all".equals(System.getProperty("model.bugs")) || EVERY_BUILD.contains(model + "-" + bug),
+                "a seeded bug checked with -Dmodel.bugs=all (this build looks for " + EVERY_BUILD + ")");
         List<String> args = new ArrayList<>(List.of("-DBUG_" + bug));
         if (!defines.isBlank()) {
             args.addAll(List.of(defines.split(" ")));
