@@ -3,6 +3,7 @@ package io.reactivelock.spring;
 import io.reactivelock.LockListener;
 import io.reactivelock.LockOptions;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -44,6 +45,21 @@ public class ReactiveLockProperties {
      * bodies held (they are cancelled first); a name still held after it stays until its TTL.
      */
     private Duration closeTimeout = Duration.ofSeconds(5);
+
+    /**
+     * How many replicas must acknowledge each grant before its body runs: -1 (the default) every
+     * replica the master reports, 0 none (off), a positive number that many.
+     */
+    private int replicaAcknowledgement = LockOptions.ALL_REPLICAS;
+
+    /** Longest wait for the replicas' (or the disks') acknowledgement of a grant; unset, a quarter of the command timeout. */
+    private @Nullable Duration replicaAckTimeout;
+
+    /**
+     * Whether each grant waits until it is on the disk of the master (and of the acknowledging replicas)
+     * with WAITAOF: Redis 7.2+ or Valkey 8 with appendonly on, else the context fails to start.
+     */
+    private boolean durableGrants;
 
     /** Whether waiters get a busy lock in arrival order (a queue in Redis). */
     private boolean fair;
@@ -122,6 +138,30 @@ public class ReactiveLockProperties {
         this.closeTimeout = closeTimeout;
     }
 
+    public int getReplicaAcknowledgement() {
+        return replicaAcknowledgement;
+    }
+
+    public void setReplicaAcknowledgement(int replicaAcknowledgement) {
+        this.replicaAcknowledgement = replicaAcknowledgement;
+    }
+
+    public @Nullable Duration getReplicaAckTimeout() {
+        return replicaAckTimeout;
+    }
+
+    public void setReplicaAckTimeout(@Nullable Duration replicaAckTimeout) {
+        this.replicaAckTimeout = replicaAckTimeout;
+    }
+
+    public boolean isDurableGrants() {
+        return durableGrants;
+    }
+
+    public void setDurableGrants(boolean durableGrants) {
+        this.durableGrants = durableGrants;
+    }
+
     public boolean isFair() {
         return fair;
     }
@@ -143,6 +183,9 @@ public class ReactiveLockProperties {
                 .maxLeaseTime(maxLeaseTime)
                 .commandTimeout(commandTimeout)
                 .closeTimeout(closeTimeout)
+                .replicaAcknowledgement(replicaAcknowledgement)
+                .replicaAckTimeout(replicaAckTimeout)
+                .durableGrants(durableGrants)
                 .listener(listener)
                 .build();
     }

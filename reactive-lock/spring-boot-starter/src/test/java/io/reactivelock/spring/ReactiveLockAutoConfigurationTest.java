@@ -97,7 +97,7 @@ class ReactiveLockAutoConfigurationTest {
         runner.withPropertyValues("spring.data.redis.url=" + url(), "reactive-lock.key-prefix=shop-locks",
                 "reactive-lock.acquire-timeout=3s", "reactive-lock.min-backoff=2ms", "reactive-lock.max-backoff=50ms",
                 "reactive-lock.max-lease-time=1m", "reactive-lock.command-timeout=500ms", "reactive-lock.close-timeout=700ms",
-                "reactive-lock.fair=true")
+                "reactive-lock.replica-acknowledgement=0", "reactive-lock.replica-ack-timeout=300ms", "reactive-lock.fair=true")
                 .run(context -> {
                     LockOptions options = context.getBean(ReactiveRedisLock.class).options();
                     assertThat(options.keyPrefix()).isEqualTo("shop-locks");
@@ -107,6 +107,8 @@ class ReactiveLockAutoConfigurationTest {
                     assertThat(options.maxLeaseTime()).isEqualTo(Duration.ofMinutes(1));
                     assertThat(options.commandTimeout()).isEqualTo(Duration.ofMillis(500));
                     assertThat(options.closeTimeout()).isEqualTo(Duration.ofMillis(700));
+                    assertThat(options.replicaAcknowledgement()).isZero();
+                    assertThat(options.replicaAckTimeout()).isEqualTo(Duration.ofMillis(300));
                     ReactiveRedisLock client = context.getBean(ReactiveRedisLock.class);
                     assertThat(context.getBean(ReactiveLock.class)).as("the injected lock is the client's fair lock")
                             .isNotSameAs(client).hasToString(client.fair().toString());
@@ -120,6 +122,15 @@ class ReactiveLockAutoConfigurationTest {
         runner.withPropertyValues("spring.data.redis.url=" + url(), "reactive-lock.key-prefix={braces}")
                 .run(context -> assertThat(context).hasFailed()
                         .getFailure().rootCause().hasMessageContaining("keyPrefix must not contain"));
+    }
+
+    @Test
+    void durableGrantsOnAServerThatCannotMakeThemFailTheStart() {
+        // The build's Redis (6.2, or a 7.x started without appendonly): no WAITAOF, or no AOF to wait for.
+        runner.withPropertyValues("spring.data.redis.url=" + url(), "reactive-lock.durable-grants=true")
+                .run(context -> assertThat(context).hasFailed()
+                        .getFailure().hasStackTraceContaining(
+                                "IllegalStateException: durable grants (LockOptions.durableGrants(true)) cannot be made"));
     }
 
     @Test
