@@ -43,6 +43,8 @@ class LeastPrivilegeTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final Duration WAIT = Duration.ofSeconds(20);
+    /** Renewals every 100 ms of a 3 s lease: two of them come within a fifth of a second. */
+    private static final Duration RENEWAL = Duration.ofMillis(100);
 
     private RedisServer redis;
     private final List<ReactiveRedisLock> locks = new ArrayList<>();
@@ -95,7 +97,8 @@ class LeastPrivilegeTest {
     void contendedLocksAreHandedOffThroughReleaseNoticesWithoutAnyRefusal(boolean fair) {
         // A 10-minute backoff: the waiters can only get the lock in time through the pub/sub notices.
         ReactiveRedisLock client = lockUser(LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build());
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20))
+                .renewalInterval(RENEWAL).build());
         ReactiveLock lock = fair ? client.fair() : client;
         Sinks.Empty<Void> holder = Sinks.empty();
         List<String> order = new CopyOnWriteArrayList<>();
@@ -123,9 +126,9 @@ class LeastPrivilegeTest {
 
     @Test
     void renewalWorksForTheLockUser() {
-        ReactiveRedisLock lock = lockUser(LockOptions.defaults());
+        ReactiveRedisLock lock = lockUser(LockOptions.builder().renewalInterval(RENEWAL).build());
         AtomicInteger extensions = new AtomicInteger();
-        // The body ends once renewals (every second for a 3 s TTL) have extended the lease twice.
+        // The body ends once renewals (every 100 ms of a 3 s TTL) have extended the lease twice.
         StepVerifier.create(lock.withLock("renewed", Duration.ofSeconds(3), (LockLease lease) -> {
                     long[] last = {lease.validUntilNanos()};
                     return Flux.interval(Duration.ofMillis(10))
@@ -149,10 +152,11 @@ class LeastPrivilegeTest {
     void theSemaphoreAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
         // A 10-minute backoff: the waiter can only get the permit in time through the release notice.
         ReactiveSemaphore semaphore = lockUser(LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build())
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20))
+                .renewalInterval(RENEWAL).build())
                 .semaphore(1);
         AtomicInteger extensions = new AtomicInteger();
-        // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
+        // The holder ends once renewals (every 100 ms of a 3 s TTL) have extended its lease twice.
         Mono<String> holder = semaphore.withPermits("pool", 1, Duration.ofSeconds(3), (LockLease lease) -> {
             long[] last = {lease.validUntilNanos()};
             return Flux.interval(Duration.ofMillis(10))
@@ -185,13 +189,14 @@ class LeastPrivilegeTest {
     void theReadWriteLockReadsWritesWaitsRenewsAndReleasesWithoutAnyRefusal() {
         // A 10-minute backoff: the writer can only get the lock in time through the release notice.
         ReactiveReadWriteLock rw = lockUser(LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build())
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20))
+                .renewalInterval(RENEWAL).build())
                 .readWriteLock();
         Sinks.Empty<Void> reader = Sinks.empty();
         Disposable reading = rw.withReadLock("doc", TTL, reader.asMono()).subscribe();
         await().pollInterval(Duration.ofMillis(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{doc}:rw:readers")));
         AtomicInteger extensions = new AtomicInteger();
-        // The writer waits for the reader, then ends once renewals (every second for a 3 s TTL) extended it twice.
+        // The writer waits for the reader, then ends once renewals (every 100 ms of a 3 s TTL) extended it twice.
         Mono<Long> writer = rw.withWriteLock("doc", Duration.ofSeconds(3), (LockLease lease) -> {
             long[] last = {lease.validUntilNanos()};
             return Flux.interval(Duration.ofMillis(10))
@@ -223,10 +228,11 @@ class LeastPrivilegeTest {
     void theMultiLockAcquiresRenewsReleasesAndWakesAWaiterWithoutAnyRefusal() {
         // A 10-minute backoff: the waiter can only get its names in time through the release notice.
         ReactiveMultiLock multi = lockUser(LockOptions.builder()
-                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20)).build())
+                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10)).acquireTimeout(Duration.ofMinutes(20))
+                .renewalInterval(RENEWAL).build())
                 .multiLock();
         AtomicInteger extensions = new AtomicInteger();
-        // The holder ends once renewals (every second for a 3 s TTL) have extended its lease twice.
+        // The holder ends once renewals (every 100 ms of a 3 s TTL) have extended its lease twice.
         Mono<String> holder = multi.withLocks(List.of("a", "b"), Duration.ofSeconds(3), (MultiLockLease lease) -> {
             long[] last = {lease.validUntilNanos()};
             return Flux.interval(Duration.ofMillis(10))

@@ -87,7 +87,10 @@ public final class RedisServer implements AutoCloseable {
         this.password = at >= 0 && at + 1 < extraArgs.size() ? extraArgs.get(at + 1) : null;
     }
 
-    /** Starts a server with the default configuration: no persistence, no protected mode. */
+    /**
+     * Starts a server with the default configuration: no persistence, no protected mode, and a full
+     * sync to a new replica sent at once (7.0+ waits 5 s by default for more replicas to share it).
+     */
     public static RedisServer start() {
         return start(new String[0]);
     }
@@ -424,7 +427,7 @@ public final class RedisServer implements AutoCloseable {
             command.add(configFile.toString());
         }
         command.addAll(List.of("--bind", LOOPBACK, "--port", Integer.toString(port), "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--daemonize", "no", "--dir", dir.toString()));
+                "--protected-mode", "no", "--daemonize", "no", "--dir", dir.toString(), "--repl-diskless-sync-delay", "0"));
         if (tls) {
             command.addAll(List.of("--tls-port", Integer.toString(tlsPort)));
         }
@@ -452,7 +455,7 @@ public final class RedisServer implements AutoCloseable {
      */
     private boolean launchContainer() {
         List<String> args = new ArrayList<>(List.of("--bind", "0.0.0.0", "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--daemonize", "no"));
+                "--protected-mode", "no", "--daemonize", "no", "--repl-diskless-sync-delay", "0"));
         args.addAll(extraArgs);
         try {
             container = RedisContainer.start(image, port, args);
