@@ -163,7 +163,7 @@ inline nextFence(res) {
   res = fc; fc = 0
 }
 
-/* @script LockScripts.ACQUIRE_FAIR sha1=06d3fbe9981844a2c71a7e068d4492b66fc7d943
+/* @script LockScripts.ACQUIRE_FAIR sha1=87790184f0c1650f88ef7d05a2e450a6c5a7c193
  * res: the fencing token, or 0 (queued, or its place refreshed). */
 byte hd;
 inline ACQUIRE_FAIR(tk, res) {
@@ -191,7 +191,8 @@ inline ACQUIRE_FAIR(tk, res) {
     :: OURS ->                                      /* a retry, or the claim of a lock handed to it */
        lk_exp = now + TTL; g_handed = 0; g_handAt = 0;
        fifoOk(tk);
-       if :: fr_val != 0 -> res = fr_val :: else -> nextFence(res) fi
+       if :: fr_val != 0 -> res = fr_val; fr_exp = now + TTL + RET   /* kept for its own lease */
+          :: else -> nextFence(res) fi
     :: !OURS && WAITS ->                            /* busy, or not its turn: queues */
        assert(lk_tok != 0 || g_dl[hd] > now);                         /* lapse */
        assert(lk_tok != 0 || !g_left[hd]);                            /* leave */

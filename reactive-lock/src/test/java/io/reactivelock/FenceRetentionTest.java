@@ -1,6 +1,7 @@
 package io.reactivelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.reactivelock.redis.ReactiveRedisLock;
 import io.reactivelock.support.RedisServer;
@@ -12,6 +13,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -91,6 +94,42 @@ class FenceRetentionTest {
 
             assertThat(first).as("the crashed holder's token").isGreaterThan(aheadOfTheClock);
             assertThat(second).as("the next holder's token, after the crashed holder's expired").isGreaterThan(first);
+        }
+    }
+
+    /**
+     * A fair release writes the next fencing token with the retention of its own lease; the holder
+     * it hands the lock to keeps the record for the retention of its own: a waiter of another
+     * process when it claims the lock, one of the releaser's process in the hand-off itself. With a
+     * 1 s lease handing over to a 5-minute one, the record would otherwise be gone 61 s into it.
+     */
+    @ParameterizedTest(name = "a waiter in {0}")
+    @ValueSource(strings = {"another process", "the releaser's process"})
+    void aFairHandOffKeepsTheFencingRecordForTheNextHoldersLease(String where, RedisServer redis) {
+        Duration shortLease = Duration.ofSeconds(1);
+        Duration longLease = Duration.ofMinutes(5);
+        LockOptions options = LockOptions.builder().acquireTimeout(Duration.ofSeconds(20)).build();
+        try (ReactiveRedisLock releaser = ReactiveRedisLock.create(redis.uri(), options);
+                ReactiveRedisLock other = ReactiveRedisLock.create(redis.uri(), options)) {
+            ReactiveRedisLock waiter = where.equals("another process") ? other : releaser;
+            Sinks.Empty<Void> release = Sinks.empty();
+            releaser.fair().withLock("handed", shortLease, lease -> release.asMono()).subscribe();
+            await().atMost(Duration.ofSeconds(10)).until(() -> "1".equals(redis.call("EXISTS", "lock:{handed}")));
+            Sinks.One<Long> entered = Sinks.one();
+            Sinks.Empty<Void> done = Sinks.empty();
+            waiter.fair().withLock("handed", longLease, lease -> {
+                entered.tryEmitValue(lease.fencingToken());
+                return done.asMono();
+            }).subscribe();
+            await().atMost(Duration.ofSeconds(10)).until(() -> "1".equals(redis.call("LLEN", "lock:{handed}:queue")));
+
+            release.tryEmitEmpty();
+            assertThat(entered.asMono().block(Duration.ofSeconds(10))).as("the waiter's fencing token").isPositive();
+            long pttl = Long.parseLong(redis.call("PTTL", "lock:{handed}:fence"));
+            done.tryEmitEmpty();
+
+            assertThat(pttl).as("ms the fencing record has left once the 5-minute holder is in: more than its lease, not the"
+                    + " 1 s releaser's 61 s").isGreaterThan(longLease.toMillis());
         }
     }
 }

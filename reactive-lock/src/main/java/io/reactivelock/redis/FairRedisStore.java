@@ -64,7 +64,8 @@ final class FairRedisStore extends RedisStore {
 
     @Override
     CompletionStage<Long> handOffCommand(Call call, Call next) {
-        String[] args = {call.token(), call.channel, call.fenceRetention(), redis.waiterLease(), next.token(), next.ttlMillis()};
+        // The fencing record kept for the next holder's lease, as a claim would keep it.
+        String[] args = {call.token(), call.channel, next.fenceRetention(), redis.waiterLease(), next.token(), next.ttlMillis()};
         return redis.grant(LockScripts.RELEASE_FAIR, this::handedOver, releaseKeys(call), args);
     }
 

@@ -183,7 +183,10 @@ final class LockScripts {
      * queueing the caller (or refreshing its place) when the lock is busy or not its turn.
      *
      * <p>Waiters whose deadline passed (crashed, disconnected) are dropped from the head of the
-     * line first, so a dead waiter delays the others by at most one waiter lease.
+     * line first, so a dead waiter delays the others by at most one waiter lease. A caller that
+     * holds the lock (the claim of a lock handed to it, or a retry) keeps the fencing record for
+     * its own retention from then: the release that handed it over wrote the record with the
+     * releaser's.
      */
     public static final LuaScript ACQUIRE_FAIR = LuaScript.of("""
             local now = redis.call('TIME')
@@ -200,7 +203,10 @@ final class LockScripts {
             if holder == ARGV[1] or holder == ARGV[1] .. '+' then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               local fence = tonumber(redis.call('GET', KEYS[2]))
-              if fence then return fence end
+              if fence then
+                redis.call('PEXPIRE', KEYS[2], ARGV[3])
+                return fence
+              end
             elseif holder or (head and head ~= ARGV[1]) then
               if redis.call('HSET', KEYS[4], ARGV[1], nowMs + tonumber(ARGV[4])) == 1 then
                 redis.call('RPUSH', KEYS[3], ARGV[1])
@@ -221,8 +227,9 @@ final class LockScripts {
 
     /**
      * Fair release, also used to leave the line. KEYS: lock, fence, queue, waiters. ARGV: token,
-     * release channel, fence retention ms, waiter lease ms, and optionally a waiter in the
-     * releaser's process (token, ttl ms). If the token holds the lock, hands it straight to the
+     * release channel, fence retention ms (the waiter's when one is named, else the releaser's, which
+     * a waiter of another process replaces when it claims), waiter lease ms, and optionally a waiter
+     * in the releaser's process (token, ttl ms). If the token holds the lock, hands it straight to the
      * first live waiter and moves the fencing token on. That waiter's token becomes the value:
      * when it is the named waiter, for its ttl, and the fencing token is returned (the releaser
      * delivers it in-process); else for one waiter lease until it claims the lock, and its token is

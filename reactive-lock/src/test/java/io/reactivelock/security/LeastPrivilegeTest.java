@@ -1,7 +1,9 @@
 package io.reactivelock.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.reactivelock.LockAcquisitionException;
@@ -122,6 +124,30 @@ class LeastPrivilegeTest {
         held.dispose();
         assertThat(order).hasSize(4).startsWith("holder");
         assertThat(aclLog()).isEmpty();
+    }
+
+    @Test
+    void durableGrantsAreRefusedWhenTheClientIsCreatedUnlessTheUserMayRunWaitaof() {
+        try (RedisServer aof = RedisServer.start("--appendonly", "yes")) {
+            assumeTrue(aof.callList("COMMAND", "INFO", "WAITAOF").get(0) != null,
+                    () -> aof.describe() + " has no WAITAOF (Redis 7.2+, Valkey 8): the matrix's 7.4.1 and Valkey lines test this");
+            LockOptions durable = LockOptions.builder().durableGrants(true).build();
+            LockUser.create(aof);
+            assertThatThrownBy(() -> ReactiveRedisLock.create(LockUser.uri(aof), durable))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("durableGrants(true)")
+                    .hasMessageContaining("this user may not run WAITAOF (ACL +waitaof)");
+
+            // docs/security.md: the 7.2+ line with +waitaof added.
+            LockUser.create(aof, LockUser.NAME, LockUser.PASSWORD, LockUser.rules(aof) + " +waitaof");
+            aof.call("ACL", "LOG", "RESET");
+            try (ReactiveRedisLock lock = ReactiveRedisLock.create(LockUser.uri(aof), durable)) {
+                StepVerifier.create(lock.withLock("order:42", TTL, Mono.just("durable")))
+                        .expectNext("durable")
+                        .expectComplete().verify(WAIT);
+            }
+            assertThat(aof.callList("ACL", "LOG")).isEmpty();
+        }
     }
 
     @Test

@@ -105,8 +105,10 @@ class LockedScheduledJobTest {
         for (int i = 1; i < starts.size(); i++) {
             gapsMillis.add((starts.get(i).nanos() - starts.get(i - 1).nanos()) / 1_000_000);
         }
-        // The window is counted from the subscription of the run's Mono, after its start was recorded.
-        assertThat(gapsMillis).as("time between two starts, ticks every 20 ms on each instance").allMatch(gap -> gap >= 1000);
+        // The window counts from the grant (WithLock.lockAtLeastFor: "after it was acquired"), which comes just before
+        // the run's Mono is subscribed and records its start: the gap between two starts may be short of the second by
+        // that step, 3 ms once on a busy 2-core machine; 200 ms of slack for it. Without the window the gaps are ~20 ms.
+        assertThat(gapsMillis).as("time between two starts, ticks every 20 ms on each instance").allMatch(gap -> gap >= 1000 - 200);
     }
 
     @Test
