@@ -43,6 +43,13 @@ import org.opentest4j.TestAbortedException;
 public final class RedisServer implements AutoCloseable {
 
     static final String LOOPBACK = "127.0.0.1";
+    /**
+     * What every server runs with, in a process or a container: no persistence, no protected mode, in
+     * the foreground, and a full sync to a new replica sent at once (7.0+ waits 5 s by default for
+     * more replicas to share it).
+     */
+    private static final List<String> DEFAULT_ARGS = List.of("--save", "", "--appendonly", "no", "--protected-mode", "no",
+            "--daemonize", "no", "--repl-diskless-sync-delay", "0");
     private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration READY_PING_TIMEOUT = Duration.ofSeconds(1);
@@ -87,10 +94,7 @@ public final class RedisServer implements AutoCloseable {
         this.password = at >= 0 && at + 1 < extraArgs.size() ? extraArgs.get(at + 1) : null;
     }
 
-    /**
-     * Starts a server with the default configuration: no persistence, no protected mode, and a full
-     * sync to a new replica sent at once (7.0+ waits 5 s by default for more replicas to share it).
-     */
+    /** Starts a server with the default configuration ({@link #DEFAULT_ARGS}). */
     public static RedisServer start() {
         return start(new String[0]);
     }
@@ -358,6 +362,11 @@ public final class RedisServer implements AutoCloseable {
         return Collections.unmodifiableList(items);
     }
 
+    /** Whether the server has {@code command} ({@code COMMAND INFO} names it), such as {@code WAITAOF} from Redis 7.2 and Valkey 8. */
+    public boolean hasCommand(String command) {
+        return callList("COMMAND", "INFO", command).get(0) != null;
+    }
+
     /** The value of {@code field} in the {@code section} of {@code INFO}; null when it has none. */
     public String info(String section, String field) {
         return call("INFO", section).lines().filter(line -> line.startsWith(field + ":"))
@@ -426,8 +435,8 @@ public final class RedisServer implements AutoCloseable {
         if (configFile != null) {
             command.add(configFile.toString());
         }
-        command.addAll(List.of("--bind", LOOPBACK, "--port", Integer.toString(port), "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--daemonize", "no", "--dir", dir.toString(), "--repl-diskless-sync-delay", "0"));
+        command.addAll(List.of("--bind", LOOPBACK, "--port", Integer.toString(port), "--dir", dir.toString()));
+        command.addAll(DEFAULT_ARGS);
         if (tls) {
             command.addAll(List.of("--tls-port", Integer.toString(tlsPort)));
         }
@@ -454,8 +463,8 @@ public final class RedisServer implements AutoCloseable {
      * dataset, as a restarted process has.
      */
     private boolean launchContainer() {
-        List<String> args = new ArrayList<>(List.of("--bind", "0.0.0.0", "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--daemonize", "no", "--repl-diskless-sync-delay", "0"));
+        List<String> args = new ArrayList<>(List.of("--bind", "0.0.0.0"));
+        args.addAll(DEFAULT_ARGS);
         args.addAll(extraArgs);
         try {
             container = RedisContainer.start(image, port, args);
