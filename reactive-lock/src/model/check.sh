@@ -15,6 +15,8 @@ gcc $opt -w -DSAFETY -DCOLLAPSE $bfs -o pan pan.c
 ./pan -m100000 -w24 -c1 | grep -vE '^\s+(lock|fair|semaphore|rwlock|multilock)\.pml:|^\s*\(|unreached|^\s*$'
 case $model in   # the steps a counterexample shows: those that change the lock, a lease, the clock (and the line)
   fair) steps='now = |lk_tok = |lk_exp = |hold\[i\] = |vu\[i\] = |fr_val = |g_gone\[t\]|q\[qn\] = t|nx = q|dl\[t\] = |g_left\[t\] = |g_handed = 1|handed\[j\] = |phase\[i\] = ' ;;
+  semaphore) steps='now = |sc\[i\] = |kexp = |hold\[i\] = |vu\[i\] = ' ;;
+  rwlock) steps='now = |wtok = |rsc\[i\] = |wsc\[i\] = |fr_val = |hold\[i\] = |vu\[i\] = ' ;;
   *) steps='now = |lk_tok = |lk_kind = |lk_exp = |hold\[i\] = |vu\[i\] = |slp\[t\] = |fr_val = |back = |g_gone' ;;
 esac
 if [ -f "$model.pml.trail" ]; then

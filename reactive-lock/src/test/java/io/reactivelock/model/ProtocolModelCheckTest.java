@@ -19,8 +19,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Model-checks the lock protocols (src/model/lock.pml, the non-fair lock, and fair.pml, the fair
- * lock; see the README there) with spin: every property holds over the whole bounded state space,
+ * Model-checks the protocols (src/model: lock.pml, the non-fair lock; fair.pml, the fair lock;
+ * semaphore.pml; rwlock.pml, the read-write lock; see the README there) with spin: every property holds over the whole bounded state space,
  * and each seeded protocol bug is found, with the property it breaks, so that the properties cannot
  * silently become vacuous. Skipped, with the reason, where {@code spin} or {@code gcc} is not
  * installed ({@code .ci/run} installs Debian's spin).
@@ -30,14 +30,16 @@ class ProtocolModelCheckTest {
     private static final Path MODEL = Path.of("src/model");
     private static final Path WORK = Path.of("target/model");
     /** What the failed assertion's text shows, per property (the ghost each one reads). */
-    private static final Map<String, String> MARKS = Map.of("mutex", "hold[", "fence", "g_flast", "sleepers", "g_reg[",
-            "grace", "g_keptAt", "ttl", "g_gone[", "fifo", "g_ahead[", "lapse", "g_dl[", "leave", "g_left[",
-            "handoff", "g_handAt");
+    private static final Map<String, String> MARKS = Map.ofEntries(Map.entry("mutex", "hold["),
+            Map.entry("fence", "g_flast"), Map.entry("sleepers", "g_reg["), Map.entry("grace", "g_keptAt"),
+            Map.entry("ttl", "g_gone["), Map.entry("fifo", "g_ahead["), Map.entry("lapse", "g_dl["),
+            Map.entry("leave", "g_left["), Map.entry("handoff", "g_handAt"), Map.entry("permits", "used<="),
+            Map.entry("rw", "&& !((i<"));
 
     @BeforeAll
     static void toolsPresent() {
         assumeFalse("skip".equals(System.getProperty("model.check")),
-                "the fast tier (-Pfast) leaves the model check (lock.pml and fair.pml, about 2 minutes of CPU) to ./mvnw verify");
+                "the fast tier (-Pfast) leaves the model check (the four models of src/model, about a minute of CPU) to ./mvnw verify");
         assumeTrue(onPath("spin"), "spin is not installed (apt-get install spin): the protocol model is not checked");
         assumeTrue(onPath("gcc"), "gcc is not installed: spin's verifier cannot be compiled, the protocol model is not checked");
     }
@@ -54,6 +56,35 @@ class ProtocolModelCheckTest {
         String report = check("fair", "fair-verified", List.of());
         assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
         System.out.println("[model] fair.pml, all properties (mutex, fence, fifo, lapse, leave, handoff, ttl): " + summary(report));
+    }
+
+    @Test
+    void everySemaphorePropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
+        String report = check("semaphore", "semaphore-verified", List.of());
+        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
+        System.out.println("[model] semaphore.pml, all properties (permits): " + summary(report));
+    }
+
+    @Test
+    void everyReadWriteLockPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
+        String report = check("rwlock", "rwlock-verified", List.of());
+        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
+        System.out.println("[model] rwlock.pml, all properties (rw, fence): " + summary(report));
+    }
+
+    /** The semaphore's and the read-write lock's seeded bugs, as {@link #aSeededBugIsFound}. */
+    @ParameterizedTest(name = "{0} {1} breaks {2}")
+    @CsvSource({
+        "semaphore, KEY_TTL_OWN, permits",
+        "semaphore, RENEW_RESURRECTS, permits",
+        "semaphore, RENEW_FROM_REPLY, permits",
+        "semaphore, NO_CAPACITY_CHECK, permits",
+        "rwlock, READ_IGNORES_WRITER, rw",
+        "rwlock, WRITE_IGNORES_READERS, rw",
+        "rwlock, FENCE_NO_INCREMENT, fence",
+    })
+    void aSeededPrimitiveBugIsFound(String model, String bug, String property) throws Exception {
+        found(model, bug, property, "");
     }
 
     /** Each seeded bug, the property that must catch it (the ghost its failed assert reads), and the spin defines it needs. */
@@ -95,7 +126,8 @@ class ProtocolModelCheckTest {
      * they show the check still finds a broken script. The others test the model rather than the
      * code, at about a minute of CPU; {@code -Dmodel.bugs=all} runs them (after a change to a model).
      */
-    private static final Set<String> EVERY_BUILD = Set.of("lock-FENCE_NO_INCREMENT", "fair-CLAIM_NO_TOKEN_CHECK");
+    private static final Set<String> EVERY_BUILD = Set.of("lock-FENCE_NO_INCREMENT", "fair-CLAIM_NO_TOKEN_CHECK",
+            "semaphore-RENEW_FROM_REPLY", "rwlock-WRITE_IGNORES_READERS");
 
     private static void found(String model, String bug, String property, String defines) throws Exception {
         assumeTrue("all".equals(System.getProperty("model.bugs")) || EVERY_BUILD.contains(model + "-" + bug),
