@@ -4,6 +4,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -204,7 +205,14 @@ final class ReleaseNotices {
                     c.listening = false; // notices may stop as soon as the UNSUBSCRIBE is on its way
                 }
                 int done = todo;
-                CompletionStage<Void> sent = want ? connection.async().subscribe(name) : connection.async().unsubscribe(name);
+                CompletionStage<Void> sent;
+                try {
+                    sent = want ? connection.async().subscribe(name) : connection.async().unsubscribe(name);
+                } catch (RuntimeException e) {
+                    // Lettuce throws, rather than failing the command, once the client's resources are
+                    // shut down: a linger that ends after the client closed.
+                    sent = CompletableFuture.failedFuture(e);
+                }
                 sent.whenComplete((ok, e) -> {
                     if (want && e == null) {
                         c.listening = true;

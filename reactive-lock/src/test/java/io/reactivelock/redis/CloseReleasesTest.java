@@ -10,12 +10,17 @@ import io.reactivelock.support.RedisServer;
 import io.reactivelock.support.TcpProxy;
 import io.reactivelock.support.WithRedis;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 /**
  * Closing a client while its bodies hold locks, or while acquisitions are on their way: the bodies
@@ -115,6 +120,37 @@ class CloseReleasesTest {
             redis.resume();
         }
         body.verify(WAIT);
+    }
+
+    /**
+     * A waiter that left keeps its channel subscribed for a linger time; when the client closes
+     * first, that linger's end finds the client's resources shut down, where Lettuce throws instead
+     * of failing the unsubscribe. Nothing may reach Reactor's handler of errors thrown by scheduled
+     * tasks (it logs them at ERROR: "Scheduler worker ... failed with an uncaught exception"), as
+     * happened to the examples' test JVM after each closed client (issue 36).
+     */
+    @Test
+    void aChannelLingerThatEndsAfterTheClientClosedThrowsNothingAtTheScheduler() {
+        List<Throwable> thrown = new CopyOnWriteArrayList<>();
+        Schedulers.onHandleError("close-linger", (thread, error) -> thrown.add(error));
+        VirtualTimeScheduler time = VirtualTimeScheduler.create();
+        try {
+            Duration linger = Duration.ofSeconds(1); // the longest backoff step
+            ReactiveRedisLock client = ReactiveRedisLock.create(redis.uri(),
+                    LockOptions.builder().scheduler(time).backoff(Duration.ofMillis(10), linger).build());
+            redis.call("SET", "lock:{report}", "another-holder", "PX", "60000");
+            Disposable waiter = client.withLock("report", LEASE, Mono.just(1)).subscribe(value -> {}, error -> {});
+            await().atMost(WAIT).until(() -> !redis.call("PUBSUB", "CHANNELS", "*").isEmpty());
+
+            waiter.dispose(); // the channel lingers, on the virtual clock
+            client.close();
+            time.advanceTimeBy(linger);
+
+            assertThat(thrown).as("errors thrown by scheduled tasks after the close").isEmpty();
+        } finally {
+            time.dispose();
+            Schedulers.resetOnHandleError("close-linger");
+        }
     }
 
     /**
