@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -44,32 +43,18 @@ class ProtocolModelCheckTest {
         assumeTrue(onPath("gcc"), "gcc is not installed: spin's verifier cannot be compiled, the protocol model is not checked");
     }
 
-    @Test
-    void everyPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
-        String report = check("lock", "verified", List.of());
+    /** Each model, the work directory of its check, and the properties its asserts check. */
+    @ParameterizedTest(name = "{0}.pml: {2}")
+    @CsvSource({
+        "lock, verified, 'mutex, fence, sleepers, grace, ttl'",
+        "fair, fair-verified, 'mutex, fence, fifo, lapse, leave, handoff, ttl'",
+        "semaphore, semaphore-verified, permits",
+        "rwlock, rwlock-verified, 'rw, fence'",
+    })
+    void everyPropertyHoldsOverTheWholeBoundedStateSpace(String model, String name, String properties) throws Exception {
+        String report = check(model, name, List.of());
         assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
-        System.out.println("[model] lock.pml, all properties (mutex, fence, sleepers, grace, ttl): " + summary(report));
-    }
-
-    @Test
-    void everyFairPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
-        String report = check("fair", "fair-verified", List.of());
-        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
-        System.out.println("[model] fair.pml, all properties (mutex, fence, fifo, lapse, leave, handoff, ttl): " + summary(report));
-    }
-
-    @Test
-    void everySemaphorePropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
-        String report = check("semaphore", "semaphore-verified", List.of());
-        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
-        System.out.println("[model] semaphore.pml, all properties (permits): " + summary(report));
-    }
-
-    @Test
-    void everyReadWriteLockPropertyHoldsOverTheWholeBoundedStateSpace() throws Exception {
-        String report = check("rwlock", "rwlock-verified", List.of());
-        assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
-        System.out.println("[model] rwlock.pml, all properties (rw, fence): " + summary(report));
+        System.out.println("[model] " + model + ".pml, all properties (" + properties + "): " + summary(report));
     }
 
     /** The semaphore's and the read-write lock's seeded bugs, as {@link #aSeededBugIsFound}. */
