@@ -68,11 +68,15 @@ final class Watchdog {
             Scheduler scheduler, Mono<Void> once, Predicate<Throwable> retryable, Supplier<LockLostException> ranOut) {
         return Mono.defer(() -> {
             Duration left = Duration.ofNanos(lease.validUntilNanos() - System.nanoTime());
-            return once.retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff())
-                            .maxBackoff(every)
-                            .scheduler(scheduler)
-                            .filter(retryable))
-                    .timeout(left.isNegative() ? Duration.ZERO : left, Mono.error(ranOut), scheduler)
+            Mono<Void> retried = once.retryWhen(Retry.backoff(Long.MAX_VALUE, options.minBackoff())
+                    .maxBackoff(every)
+                    .scheduler(scheduler)
+                    .filter(retryable));
+            // Not timeout(): it hands Reactor's dropped-error hook (an ERROR log) a renewal's failure
+            // that crosses the watch's cancel, as one does when the body ends while a renewal that
+            // found the lease lost is answered.
+            Mono<Void> runsOut = Mono.delay(left.isNegative() ? Duration.ZERO : left, scheduler).then(Mono.error(ranOut));
+            return Mono.firstWithSignal(retried, runsOut)
                     .onErrorMap(e -> !(e instanceof LockException),
                             e -> new LockLostException(name, "renewal failed", LockCore.unwrap(e)));
         });
