@@ -10,9 +10,12 @@ import java.io.UncheckedIOException;
 import java.lang.ProcessBuilder.Redirect;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -76,6 +79,8 @@ public final class RedisServer implements AutoCloseable {
     private Path configFile;
     private int port;
     private int tlsPort;
+    /** The locks that keep this server's ports from the servers of other test JVMs until close ({@link #reserveFreePort}). */
+    private final List<FileChannel> reservations = new ArrayList<>();
     private int runs;
     private long logOffset;
     private Process process;
@@ -156,15 +161,14 @@ public final class RedisServer implements AutoCloseable {
 
     private synchronized void startOnFreePorts() {
         for (int attempt = 1; ; attempt++) {
-            port = freePort();
+            port = reserveFreePort();
             if (tls) {
-                do {
-                    tlsPort = freePort();
-                } while (tlsPort == port);
+                tlsPort = reserveFreePort();
             }
             if (launch()) {
                 return;
             }
+            releasePorts();
             if (attempt == PORT_ATTEMPTS) {
                 throw new IllegalStateException("gave up after " + PORT_ATTEMPTS
                         + " attempts: each time another process took a free port before redis-server could bind it");
@@ -327,6 +331,7 @@ public final class RedisServer implements AutoCloseable {
         try {
             stop();
         } finally {
+            releasePorts();
             deleteTree(root);
         }
     }
@@ -603,15 +608,47 @@ public final class RedisServer implements AutoCloseable {
      * A port that is free on the loopback interface, chosen below the ephemeral ranges (Linux 32768+,
      * macOS and Windows 49152+): while a server is down, a client reconnecting to it could otherwise be
      * given the server's own port as its local port, connect to itself and keep the port from the restart.
+     * Reserved for this server until {@link #close()}: a lock on the file named by the port in
+     * {@code <java.io.tmpdir>/reactive-lock-ports}, which the other test JVMs of the build skip, so that
+     * none of them starts a server on it while this one is down for a {@link #restart()} (with three
+     * test JVMs, RedlockLockTest lost a node's port so in 1 of 3 runs beside two busy loops). The
+     * system releases the lock of a JVM that dies.
      */
-    static int freePort() {
-        for (int attempt = 0; attempt < 100; attempt++) {
-            int port = ThreadLocalRandom.current().nextInt(20_000, 32_768);
-            if (isFree(port)) {
-                return port;
+    private int reserveFreePort() {
+        Path reservedPorts = Path.of(System.getProperty("java.io.tmpdir"), "reactive-lock-ports");
+        try {
+            Files.createDirectories(reservedPorts);
+            for (int attempt = 0; attempt < 100; attempt++) {
+                int candidate = ThreadLocalRandom.current().nextInt(20_000, 32_768);
+                FileChannel file = FileChannel.open(reservedPorts.resolve(Integer.toString(candidate)),
+                        StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                boolean reserved;
+                try {
+                    reserved = file.tryLock() != null && isFree(candidate);
+                } catch (OverlappingFileLockException heldInThisJvm) {
+                    reserved = false;
+                }
+                if (reserved) {
+                    reservations.add(file);
+                    return candidate;
+                }
+                file.close(); // and with it the lock, if it was taken
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not reserve a port in " + reservedPorts, e);
         }
         throw new IllegalStateException("no free port found in 20000-32767");
+    }
+
+    private void releasePorts() {
+        for (FileChannel file : reservations) {
+            try {
+                file.close();
+            } catch (IOException ignored) {
+                // Closed with the JVM at the latest.
+            }
+        }
+        reservations.clear();
     }
 
     private static boolean isFree(int port) {
