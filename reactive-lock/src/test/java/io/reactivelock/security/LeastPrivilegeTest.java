@@ -240,6 +240,11 @@ class LeastPrivilegeTest {
                 .expectSubscription()
                 .then(() -> await().pollInterval(Duration.ofMillis(10))
                         .until(() -> "1".equals(redis.call("EXISTS", "lock:{doc}:rw:writers-waiting"))))
+                // ... and listens: a notice published before its SUBSCRIBE is done is not heard, and then
+                // its next try is a backoff step away (10 minutes here). On a busy machine the reader's
+                // release once came first, and the writer waited out the test (stress run 5, issue 36).
+                .then(() -> await().pollInterval(Duration.ofMillis(10))
+                        .until(() -> redis.call("PUBSUB", "CHANNELS", "lock:*").contains("lock:{doc}:rw:released")))
                 .then(reader::tryEmitEmpty)
                 .assertNext(fence -> assertThat(fence).isPositive())
                 .expectComplete().verify(WAIT);
