@@ -73,6 +73,7 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
 
     private final LockOptions options;
     private final RedlockOptions redlock;
+    private final RedlockStore store;
     private final LockCore<RedlockStore.Call> core;
     private final RedisClient client;
     private final List<StatefulRedisConnection<String, String>> connections;
@@ -81,8 +82,8 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
             RedisClient client, LockOptions options, RedlockOptions redlock) {
         this.options = options;
         this.redlock = redlock;
-        this.core = new LockCore<>(options, Primitive.LOCK, new RedlockStore(
-                connections.stream().map(c -> new LockCommands(c.async())).toList(), options, redlock));
+        this.store = new RedlockStore(connections.stream().map(c -> new LockCommands(c.async())).toList(), options, redlock);
+        this.core = new LockCore<>(options, Primitive.LOCK, store);
         this.client = client;
         this.connections = List.copyOf(connections);
     }
@@ -205,9 +206,10 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
      * blocking. Locks requested afterwards fail with {@link io.reactivelock.LockClosedException},
      * and so do acquisitions still waiting; bodies running are cancelled, their subscribers getting
      * a {@link io.reactivelock.LockLostException}, and their locks are released on every node, as
-     * is a grant whose replies are still on their way. The connections close once those releases
-     * are answered, or after {@link LockOptions#closeTimeout()}; a name whose release was not
-     * answered by then is logged at WARN and stays until its TTL.
+     * is a grant whose replies are still on their way. The connections close once every node
+     * answered those releases (a node silent for the node timeout is given up on), or after
+     * {@link LockOptions#closeTimeout()}; a name whose release no majority answered by then is
+     * logged at WARN and stays until its TTL.
      */
     public Mono<Void> closeAsync() {
         return Mono.defer(() -> {
@@ -216,7 +218,7 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
             }
             // The connections finish closing on the client's event loop; shutting the client down
             // from there would block that loop, so hop off it first.
-            return core.released().then(Mono.fromCompletionStage(() -> CompletableFuture
+            return core.released().then(store.answered()).then(Mono.fromCompletionStage(() -> CompletableFuture
                     .allOf(connections.stream().map(StatefulRedisConnection::closeAsync).toArray(CompletableFuture[]::new))
                     .thenComposeAsync(done -> client.shutdownAsync(), task -> Schedulers.boundedElastic().schedule(task))
                     .thenCompose(done -> RedisConnections.shutdown(client.getResources())))

@@ -12,8 +12,10 @@ import io.reactivelock.spi.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -34,6 +36,8 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     private final LockOptions options;
     private final LockKeys keys;
     private final Backoff backoff;
+    /** Commands sent and not answered yet, on every node: what {@link #answered()} waits for. */
+    private final Set<CompletableFuture<Long>> unanswered = ConcurrentHashMap.newKeySet();
 
     RedlockStore(List<LockCommands> nodes, LockOptions options, RedlockOptions redlock) {
         this.nodes = List.copyOf(nodes);
@@ -152,12 +156,29 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
         return attempts == 0 ? Duration.ZERO : backoff.step(attempts - 1L);
     }
 
-    private static CompletableFuture<Long> send(LockCommands node, LuaScript script, String[] keys, String... args) {
+    /**
+     * Completes once every command sent so far has been answered by its node, or the node timeout
+     * passed: a release counts as done once a majority answered it, so the connections must not
+     * close before the other nodes have it too.
+     */
+    Mono<Void> answered() {
+        return Mono.fromFuture(() -> CompletableFuture.allOf(unanswered.toArray(CompletableFuture[]::new)), true)
+                .onErrorResume(e -> Mono.empty())
+                .timeout(redlock.nodeTimeout(), Mono.empty(), options.scheduler());
+    }
+
+    private CompletableFuture<Long> send(LockCommands node, LuaScript script, String[] keys, String... args) {
+        CompletableFuture<Long> reply;
         try {
-            return node.run(script, keys, args).toCompletableFuture();
+            reply = node.run(script, keys, args).toCompletableFuture();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+        if (!reply.isDone()) {
+            unanswered.add(reply);
+            reply.whenComplete((value, e) -> unanswered.remove(reply));
+        }
+        return reply;
     }
 
     /**

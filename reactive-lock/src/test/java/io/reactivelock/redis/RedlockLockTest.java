@@ -371,13 +371,21 @@ class RedlockLockTest {
         Flux.range(0, 1_000)
                 .flatMap(i -> {
                     ThreadLocalRandom random = ThreadLocalRandom.current();
+                    Duration cancelAfter = Duration.ofNanos(random.nextInt(2_000_000));
+                    Sinks.Empty<Void> bodyStarted = Sinks.empty();
                     Mono<String> body = Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))
-                            .doOnSubscribe(sub -> bodiesRun.incrementAndGet())
+                            .doOnSubscribe(sub -> {
+                                bodiesRun.incrementAndGet();
+                                bodyStarted.tryEmitEmpty();
+                            })
                             .thenReturn("done");
+                    // Half are cancelled counting from the call (mostly while acquiring), half counting
+                    // from the body's start: during the body, or after it, during the release.
+                    Mono<Long> cancel = (i % 2 == 0 ? Mono.<Void>empty() : bodyStarted.asMono())
+                            .then(Mono.delay(cancelAfter));
                     return lock.withLock("storm:" + random.nextInt(8), TTL, body)
                             .doOnSuccess(v -> completed.incrementAndGet())
-                            // Half are cancelled early (while acquiring), half later (bodies, releases).
-                            .take(Duration.ofNanos(random.nextInt(i % 2 == 0 ? 3_000_000 : 50_000_000)))
+                            .takeUntilOther(cancel)
                             .onErrorResume(LockAcquisitionException.class, e -> Mono.empty());
                 }, 32)
                 .then()
@@ -510,6 +518,28 @@ class RedlockLockTest {
                 .verifyLater();
         poll().until(() -> lock.activeLeases() == 1);
         assertThat(nodesHolding("report")).as("nodes holding it before close").isEqualTo(N);
+
+        lock.close();
+
+        assertThat(servers).as("PTTL of the lock on each node once close() returned: gone")
+                .allSatisfy(node -> assertThat(node.call("PTTL", "lock:{report}")).isEqualTo("-2"));
+        body.verify(WAIT);
+    }
+
+    /**
+     * A release counts as done once a majority answered it; the connections close only once the
+     * other nodes answered too. The last node holds its reply back (paused for writes) while the
+     * majority answers at once: closing the connections then would drop its release, and the lock
+     * would stay there for its 5 minutes.
+     */
+    @Test
+    void closingWaitsForTheReleaseOnEveryNodeNotOnlyOnAMajority() {
+        ReactiveRedlock lock = lock();
+        StepVerifier body = StepVerifier.create(lock.withLock("report", Duration.ofMinutes(5), lease -> Mono.never()))
+                .expectError(LockLostException.class)
+                .verifyLater();
+        poll().until(() -> lock.activeLeases() == 1);
+        servers.get(N - 1).call("CLIENT", "PAUSE", "500", "WRITE");
 
         lock.close();
 

@@ -45,7 +45,8 @@ class WatchdogTest {
             // The renewal's answer, on a thread of its own: sent already, it comes once the cancel has begun.
             Mono<Void> renewal = Mono.<Void>defer(() -> {
                 inFlight.countDown();
-                await(cancelling);
+                // Uninterruptibly: the cancel's first step (of the renewal) interrupts this thread.
+                awaitUninterruptibly(cancelling);
                 return Mono.error(new LockLostException("a", "another holder took it", null));
             }).subscribeOn(answers);
             Mono<Void> watched = Watchdog.renewWhileValid("a", new Lease("a", "token", 0, System.nanoTime() + WAIT.toNanos()),
@@ -105,6 +106,21 @@ class WatchdogTest {
                 throw new RejectedExecutionException("only delayed tasks");
             }
         };
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (latch.getCount() > 0 && System.nanoTime() < deadline) {
+            try {
+                latch.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void await(CountDownLatch latch) {
