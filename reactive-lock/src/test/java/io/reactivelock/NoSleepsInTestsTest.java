@@ -107,6 +107,8 @@ class NoSleepsInTestsTest {
                     "bodies of random length, so that random cancels land before, in and after them"),
             new Allowed("io/reactivelock/redis/RedlockLockTest.java", "Mono.delay(Duration.ofNanos(random.nextInt(2_000_000)))",
                     "bodies of random length, so that random cancels land before, in and after them"),
+            new Allowed("io/reactivelock/redis/RedlockLockTest.java", ".then(Mono.delay(cancelAfter))",
+                    "the random moment of a cancel (counted from the call or from the body's start), not a wait"),
             new Allowed("io/reactivelock/testing/Eventually.java", ".repeatWhenEmpty(tries -> tries.delayElements(POLL))",
                     "the contracts' await: the pause between two checks of a state, which ends as soon as it holds"),
             new Allowed("io/reactivelock/testing/InMemoryReactiveLockVirtualTimeTest.java", "Mono.delay(Duration.ofSeconds(295))",

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Mono;
 
@@ -63,12 +64,18 @@ public final class CriticalSectionHistory {
 
     /**
      * Runs {@code body} as a recorded section: it enters on subscription and exits when the body
-     * terminates or is cancelled, before the lock sees the outcome (so before the release).
+     * terminates or is cancelled, whichever comes first (a cancel can cross the body's completion),
+     * before the lock sees the outcome (so before the release).
      */
     public <T> Mono<T> record(String process, String lock, String token, long fencingToken, Mono<T> body) {
         return Mono.defer(() -> {
             long enter = System.nanoTime();
-            Runnable exit = () -> add(new Section(process, lock, token, fencingToken, enter, System.nanoTime()));
+            AtomicBoolean exited = new AtomicBoolean();
+            Runnable exit = () -> {
+                if (exited.compareAndSet(false, true)) {
+                    add(new Section(process, lock, token, fencingToken, enter, System.nanoTime()));
+                }
+            };
             return body.doOnTerminate(exit).doOnCancel(exit);
         });
     }

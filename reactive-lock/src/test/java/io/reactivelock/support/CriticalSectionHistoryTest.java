@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.reactivelock.support.CriticalSectionHistory.Section;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Mono;
 
 /** The checker's own negative controls: each check reports the violation it exists for. */
 class CriticalSectionHistoryTest {
@@ -84,5 +87,37 @@ class CriticalSectionHistoryTest {
 
         assertThat(resource.write(9, "stale")).isTrue();
         assertThat(resource.value()).isEqualTo("stale");
+    }
+
+    /**
+     * A cancel that crosses the body's completion (a timeout firing as the body ends, as
+     * LeaderElectionTest's candidates do) is one section, not two overlapping ones.
+     */
+    @Test
+    void aCancelArrivingAfterTheBodyCompletedRecordsTheSectionOnce() {
+        CriticalSectionHistory history = new CriticalSectionHistory();
+        history.record("p", "a", "t", 1, Mono.empty()).subscribe(new CoreSubscriber<Object>() {
+            private Subscription subscription;
+
+            @Override
+            public void onSubscribe(Subscription s) {
+                subscription = s;
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(Object value) {}
+
+            @Override
+            public void onError(Throwable error) {}
+
+            @Override
+            public void onComplete() {
+                subscription.cancel(); // the cancel that was on its way as the body completed
+            }
+        });
+
+        assertThat(history.sections()).hasSize(1);
+        assertThat(history.overlaps()).isEmpty();
     }
 }
