@@ -16,6 +16,7 @@ gcc $opt -w -DSAFETY -DCOLLAPSE $bfs -o pan pan.c
 case $model in   # the steps a counterexample shows: those that change the lock, a lease, the clock (and the line)
   fair) steps='now = |lk_tok = |lk_exp = |hold\[i\] = |vu\[i\] = |fr_val = |g_gone\[t\]|q\[qn\] = t|nx = q|dl\[t\] = |g_left\[t\] = |g_handed = 1|handed\[j\] = |phase\[i\] = ' ;;
   semaphore) steps='now = |sc\[i\] = |kexp = |hold\[i\] = |vu\[i\] = ' ;;
+  multilock) steps='now = |lk_tok\[[a-z]+\] = |lk_kind\[[a-z]+\] = |lk_exp\[[a-z]+\] = |hold\[i\] = |vu\[i\] = |fr_val\[n\] = |g_gone\[t\]' ;;
   rwlock) steps='now = |wtok = |rsc\[i\] = |wsc\[i\] = |fr_val = |hold\[i\] = |vu\[i\] = ' ;;
   *) steps='now = |lk_tok = |lk_kind = |lk_exp = |hold\[i\] = |vu\[i\] = |slp\[t\] = |fr_val = |back = |g_gone' ;;
 esac

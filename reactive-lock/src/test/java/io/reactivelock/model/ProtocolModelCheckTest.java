@@ -19,7 +19,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Model-checks the protocols (src/model: lock.pml, the non-fair lock; fair.pml, the fair lock;
- * semaphore.pml; rwlock.pml, the read-write lock; see the README there) with spin: every property holds over the whole bounded state space,
+ * semaphore.pml; rwlock.pml, the read-write lock; multilock.pml, the multi-lock beside the single
+ * lock; see the README there) with spin: every property holds over the whole bounded state space,
  * and each seeded protocol bug is found, with the property it breaks, so that the properties cannot
  * silently become vacuous. Skipped, with the reason, where {@code spin} or {@code gcc} is not
  * installed ({@code .ci/run} installs Debian's spin).
@@ -33,28 +34,31 @@ class ProtocolModelCheckTest {
             Map.entry("fence", "g_flast"), Map.entry("sleepers", "g_reg["), Map.entry("grace", "g_keptAt"),
             Map.entry("ttl", "g_gone["), Map.entry("fifo", "g_ahead["), Map.entry("lapse", "g_dl["),
             Map.entry("leave", "g_left["), Map.entry("handoff", "g_handAt"), Map.entry("permits", "used<="),
-            Map.entry("rw", "&& !((i<"));
+            Map.entry("rw", "&& !((i<"), Map.entry("none", "lk_tok[zn]"));
 
     @BeforeAll
     static void toolsPresent() {
         assumeFalse("skip".equals(System.getProperty("model.check")),
-                "the fast tier (-Pfast) leaves the model check (the four models of src/model, about a minute of CPU) to ./mvnw verify");
+                "the fast tier (-Pfast) leaves the model check (the models of src/model, about a minute of CPU) to ./mvnw verify");
         assumeTrue(onPath("spin"), "spin is not installed (apt-get install spin): the protocol model is not checked");
         assumeTrue(onPath("gcc"), "gcc is not installed: spin's verifier cannot be compiled, the protocol model is not checked");
     }
 
-    /** Each model, the work directory of its check, and the properties its asserts check. */
-    @ParameterizedTest(name = "{0}.pml: {2}")
+    /** Each model, the work directory of its check, the properties its asserts check, and the spin defines of the run. */
+    @ParameterizedTest(name = "{0}.pml {3}: {2}")
     @CsvSource({
-        "lock, verified, 'mutex, fence, sleepers, grace, ttl'",
-        "fair, fair-verified, 'mutex, fence, fifo, lapse, leave, handoff, ttl'",
-        "semaphore, semaphore-verified, permits",
-        "rwlock, rwlock-verified, 'rw, fence'",
+        "lock, verified, 'mutex, fence, sleepers, grace, ttl', ''",
+        "fair, fair-verified, 'mutex, fence, fifo, lapse, leave, handoff, ttl', ''",
+        "semaphore, semaphore-verified, permits, ''",
+        "rwlock, rwlock-verified, 'rw, fence', ''",
+        "multilock, multilock-verified, 'mutex, fence, none, sleepers, grace, ttl', ''",
+        "multilock, multilock-split-verified, 'mutex, fence, none, sleepers, grace, ttl', -DSPLIT",
     })
-    void everyPropertyHoldsOverTheWholeBoundedStateSpace(String model, String name, String properties) throws Exception {
-        String report = check(model, name, List.of());
+    void everyPropertyHoldsOverTheWholeBoundedStateSpace(String model, String name, String properties, String defines)
+            throws Exception {
+        String report = check(model, name, defines.isBlank() ? List.of() : List.of(defines.split(" ")));
         assertThat(report).contains("Full statespace search").contains("assertion violations\t+").contains("errors: 0");
-        System.out.println("[model] " + model + ".pml, all properties (" + properties + "): " + summary(report));
+        System.out.println("[model] " + model + ".pml " + defines + ", all properties (" + properties + "): " + summary(report));
     }
 
     /** The semaphore's and the read-write lock's seeded bugs, as {@link #aSeededBugIsFound}. */
@@ -70,6 +74,20 @@ class ProtocolModelCheckTest {
     })
     void aSeededPrimitiveBugIsFound(String model, String bug, String property) throws Exception {
         found(model, bug, property, "");
+    }
+
+    /** The multi-lock's seeded bugs, as {@link #aSeededBugIsFound}; a refusal that keeps a name needs the third client (a single lock of A). */
+    @ParameterizedTest(name = "{0} breaks {1}")
+    @CsvSource({
+        "REFUSAL_KEEPS, none, -DNC=3",
+        "SPLIT_KEEPS_FIRST, none, -DSPLIT",
+        "FENCE_FIRST_NAME, fence, ''",
+        "RENEW_SOME, mutex, ''",
+        "RENEW_FROM_REPLY, mutex, ''",
+        "SLEEP_NO_MARK, sleepers, ''",
+    })
+    void aSeededMultiLockBugIsFound(String bug, String property, String defines) throws Exception {
+        found("multilock", bug, property, defines);
     }
 
     /** Each seeded bug, the property that must catch it (the ghost its failed assert reads), and the spin defines it needs. */
@@ -112,7 +130,7 @@ class ProtocolModelCheckTest {
      * code, at about a minute of CPU; {@code -Dmodel.bugs=all} runs them (after a change to a model).
      */
     private static final Set<String> EVERY_BUILD = Set.of("lock-FENCE_NO_INCREMENT", "fair-CLAIM_NO_TOKEN_CHECK",
-            "semaphore-RENEW_FROM_REPLY", "rwlock-WRITE_IGNORES_READERS");
+            "semaphore-RENEW_FROM_REPLY", "rwlock-WRITE_IGNORES_READERS", "multilock-SPLIT_KEEPS_FIRST");
 
     private static void found(String model, String bug, String property, String defines) throws Exception {
         assumeTrue("all".equals(System.getProperty("model.bugs")) || EVERY_BUILD.contains(model + "-" + bug),
