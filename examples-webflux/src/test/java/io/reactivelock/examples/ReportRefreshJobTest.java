@@ -70,7 +70,7 @@ class ReportRefreshJobTest {
         assertThat(runs).hasSizeGreaterThanOrEqualTo(2).allSatisfy(run -> assertThat(run.refreshed()).containsExactly("daily", "weekly"));
         assertThat(overlaps(runs)).as("runs that started before the previous one ended").isZero();
         for (int i = 1; i < runs.size(); i++) {
-            // The window is counted from the run's subscription, which comes before the start it records.
+            // The window is counted from the run's subscription, which comes after the start it records.
             assertThat(Duration.ofNanos(runs.get(i).startNanos() - runs.get(i - 1).startNanos()))
                     .as("between starts %d and %d", i - 1, i).isGreaterThanOrEqualTo(Duration.ofMillis(500));
         }

@@ -105,6 +105,9 @@ final class LockedCalls {
         private final MonoSink<Hold> sink;
         private final Duration atLeast;
         private final Sinks.Empty<Void> release = Sinks.empty();
+        /** Completes once the at-least time, counted from the method's subscription, is over. */
+        private final Sinks.Empty<Void> window = Sinks.empty();
+        private final Disposable.Swap timer = Disposables.swap();
         /** Completes once {@code withLock} released; fails if it failed after the grant (lease lost, held too long). */
         private final Sinks.Empty<Void> ended = Sinks.empty();
         private final Disposable.Swap subscription = Disposables.swap();
@@ -134,15 +137,20 @@ final class LockedCalls {
         Mono<Void> granted(ContextView context) {
             body = context;
             granted = true;
-            // Armed before the method runs: a caller that sees the method end (and moves a virtual
-            // clock on) must find the at-least timer already counting.
-            Sinks.Empty<Void> window = Sinks.empty();
-            Disposable timer = Mono.delay(atLeast).subscribe(tick -> {
-                atLeastOver = true;
-                window.tryEmitEmpty();
-            });
             sink.success(this); // subscribes the method
             return Mono.when(release.asMono(), window.asMono()).doOnCancel(timer::dispose);
+        }
+
+        /**
+         * Starts the at-least time once the method is subscribed (its own code has run by then), so
+         * that the next run starts at least that long after this one did; and before it can end, so
+         * that a caller that sees the method end (and moves a virtual clock on) finds it counting.
+         */
+        private void methodSubscribed() {
+            timer.update(Mono.delay(atLeast).subscribe(tick -> {
+                atLeastOver = true;
+                window.tryEmitEmpty();
+            }));
         }
 
         private void failed(Throwable error) {
@@ -157,7 +165,8 @@ final class LockedCalls {
         /** {@code method} cancelled, and failed with the loss, if the hold ends before it does. */
         <T> Flux<T> guard(Flux<T> method) {
             // While the method runs the hold can only end by a loss: its release waits for the method.
-            return method.takeUntilOther(ended.asMono().onErrorComplete())
+            return method.doOnSubscribe(s -> methodSubscribed())
+                    .takeUntilOther(ended.asMono().onErrorComplete())
                     .concatWith(Mono.defer(() -> {
                         Throwable error = lost;
                         return error == null ? Mono.<T>empty() : Mono.<T>error(error);

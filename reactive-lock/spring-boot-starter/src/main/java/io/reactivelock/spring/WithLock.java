@@ -84,7 +84,8 @@ public @interface WithLock {
     OnBusy onBusy() default OnBusy.FAIL;
 
     /**
-     * Keeps the lock until this long after it was acquired, even when the method ends sooner:
+     * Keeps the lock until this long after the run started (its result subscribed under the lock,
+     * so after the lock was acquired), even when the method ends sooner:
      * the result completes (or fails) at once, and the release waits in the background for the
      * rest of the time, the lease renewed meanwhile. A cancelled or lost call is not held on.
      * Empty (the default): released as soon as the method ends. While this instance runs; if it
