@@ -410,6 +410,13 @@ public final class LockCore<C> {
         private volatile @Nullable Disposable alarm;
         private volatile @Nullable MonoSink<Lease> sink;
         private volatile @Nullable Lease handed;
+        /**
+         * A holder of this process has sent (or is sending) this acquisition a hand-off: its end
+         * then releases ({@link #finish}), even with no attempt of its own, as a newcomer that queued
+         * for a hand-off before its first attempt has none. Not covered by {@link #handOver}'s own
+         * check: a hand-off that arrives just before the end, is not yet taken by an attempt and
+         * finds the acquisition still waiting is released only here.
+         */
         private volatile boolean mayBeHanded;
         private volatile LockStore.@Nullable Reply lastRefusal;
         private volatile @Nullable Throwable lastError;
