@@ -207,9 +207,9 @@ public final class ReactiveRedlock implements ReactiveLock, AutoCloseable {
      * and so do acquisitions still waiting; bodies running are cancelled, their subscribers getting
      * a {@link io.reactivelock.LockLostException}, and their locks are released on every node, as
      * is a grant whose replies are still on their way. The connections close once every node
-     * answered those releases (a node silent for the node timeout is given up on), or after
-     * {@link LockOptions#closeTimeout()}; a name whose release no majority answered by then is
-     * logged at WARN and stays until its TTL.
+     * answered those releases, or after {@link LockOptions#closeTimeout()} (then at most the node
+     * timeout more for the nodes still answering); a name whose release no majority answered by
+     * then is logged at WARN and stays until its TTL.
      */
     public Mono<Void> closeAsync() {
         return Mono.defer(() -> {
