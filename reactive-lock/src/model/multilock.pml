@@ -6,8 +6,8 @@
  *
  * Two names, A (0) and B (1), each with the single lock's keys: the lock (absent, "tok", "tok+"
  * with the sleepers mark, "~tok" kept for a sleeper), the fencing record and the sleepers.
- * Client 0 takes both names with the multi-lock, client 1 takes B and client 2 takes A with the
- * single lock (-DNC=4 adds client 3, a second multi-lock of both names, by hand). By
+ * Client 0 takes both names with the multi-lock and client 1 takes B with the single lock; -DNC=3
+ * adds client 2, a single lock of A, and -DNC=4 client 3, a second multi-lock of both names. By
  * default both names are in one group (one server, or one hash slot): one script takes them. With
  * -DSPLIT they are in two groups (a Cluster, two slots): the attempt takes A's group, then B's, and
  * releases the other group when one is refused.
