@@ -20,6 +20,7 @@ import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The Redlock store: each command goes to every node at once and counts as done when a majority
@@ -36,7 +37,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     private final LockOptions options;
     private final LockKeys keys;
     private final Backoff backoff;
-    /** Commands sent and not answered yet, on every node: what {@link #answered()} waits for. */
+    /** Releases sent and not answered yet, on every node: what {@link #answered()} waits for. */
     private final Set<CompletableFuture<Long>> unanswered = ConcurrentHashMap.newKeySet();
 
     RedlockStore(List<LockCommands> nodes, LockOptions options, RedlockOptions redlock) {
@@ -85,7 +86,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
             // when it overtook the acquisition's release there (a NOSCRIPT fallback).
             replies.add(send(node, LockScripts.ACQUIRE, call.acquireKeys(), call.acquireArgs()).whenComplete((fence, e) -> {
                 if (fence != null && fence > 0 && call.request().waiter().hasEnded()) {
-                    send(node, LockScripts.RELEASE, call.lockKeys(), call.releaseArgs());
+                    releaseOn(node, call);
                 }
             }));
         }
@@ -138,7 +139,7 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
         return Mono.defer(() -> {
             List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
             for (LockCommands node : nodes) {
-                replies.add(send(node, LockScripts.RELEASE, call.lockKeys(), call.releaseArgs()));
+                replies.add(releaseOn(node, call));
             }
             return collect(replies, Round::majorityAnswered);
         }).flatMap(round -> round.majorityAnswered()
@@ -157,23 +158,29 @@ final class RedlockStore implements LockStore<RedlockStore.Call> {
     }
 
     /**
-     * Completes once every command sent so far has been answered by its node, or the node timeout
+     * Completes once every release sent so far has been answered by its node, or the node timeout
      * passed: a release counts as done once a majority answered it, so the connections must not
-     * close before the other nodes have it too.
+     * close before the other nodes have it too. The node timeout is on the real clock here, even
+     * where the lock's timers run on a virtual one, so that a close never waits on a clock that
+     * nobody moves.
      */
     Mono<Void> answered() {
         return Mono.fromFuture(() -> CompletableFuture.allOf(unanswered.toArray(CompletableFuture[]::new)), true)
                 .onErrorResume(e -> Mono.empty())
-                .timeout(redlock.nodeTimeout(), Mono.empty(), options.scheduler());
+                .timeout(redlock.nodeTimeout(), Mono.empty(), Schedulers.parallel());
     }
 
-    private CompletableFuture<Long> send(LockCommands node, LuaScript script, String[] keys, String... args) {
-        CompletableFuture<Long> reply;
+    private static CompletableFuture<Long> send(LockCommands node, LuaScript script, String[] keys, String... args) {
         try {
-            reply = node.run(script, keys, args).toCompletableFuture();
+            return node.run(script, keys, args).toCompletableFuture();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /** A release on one node, kept among the {@link #unanswered} until its node answers. */
+    private CompletableFuture<Long> releaseOn(LockCommands node, Call call) {
+        CompletableFuture<Long> reply = send(node, LockScripts.RELEASE, call.lockKeys(), call.releaseArgs());
         if (!reply.isDone()) {
             unanswered.add(reply);
             reply.whenComplete((value, e) -> unanswered.remove(reply));
