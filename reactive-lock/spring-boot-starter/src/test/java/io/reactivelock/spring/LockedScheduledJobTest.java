@@ -106,9 +106,10 @@ class LockedScheduledJobTest {
         for (int i = 1; i < starts.size(); i++) {
             gapsMillis.add((starts.get(i).nanos() - starts.get(i - 1).nanos()) / 1_000_000);
         }
-        // The window counts from the run's subscription, which comes after the run recorded its start (when its
-        // Mono runs): no two starts are closer than the window. Without the window the gaps are ~20 ms.
-        assertThat(gapsMillis).as("time between two starts, ticks every 20 ms on each instance").allMatch(gap -> gap >= 1000);
+        // The window counts from the run's subscription; this job records its start in Mono.fromRunnable, which runs
+        // just after its subscriber got onSubscribe, so a start may come a scheduling delay after the window began
+        // (4 ms once beside two busy loops): 200 ms of slack for it. Without the window the gaps are ~20 ms.
+        assertThat(gapsMillis).as("time between two starts, ticks every 20 ms on each instance").allMatch(gap -> gap >= 1000 - 200);
     }
 
     @Test
