@@ -218,7 +218,7 @@ inline ACQUIRE_FAIR(tk, res) {
   }
 }
 
-/* @script LockScripts.RELEASE_FAIR sha1=fa1fded64e95d6b41aedd6d9ca9f6cbb1cf71efb
+/* @script LockScripts.RELEASE_FAIR sha1=37d2d26eba9557c5a8a8409407322885f9674e42
  * j: the waiting client named (NOBODY: none), sent: when the release was sent. res: 3 handed to
  * the named waiter (the fencing token goes back to the releaser, modelled as res 3), 2 handed to
  * the first in line and published, 1 released with nobody live in line, 0 not its (it left the line). */

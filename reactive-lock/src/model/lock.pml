@@ -110,7 +110,8 @@ inline zpopmin() {
   zm = zbest; zbest = 0;
   if :: zm -> slp[zm] = 0; g_reg[zm] = 0 :: else fi
 }
-/* PUBLISH, lossy: the notice reaches the sleeper's process or is lost. */
+/* PUBLISH on the channel of the sleeper's client (its token's address), lossy: the notice
+   reaches the sleeper's process or is lost. */
 inline publish(tk) {
   skip
 }
@@ -189,7 +190,7 @@ inline SETNX(tk, res) {
   }
 }
 
-/* @script LockScripts.RELEASE sha1=81dd755cabe9049ad74a47439d29b368c76a1926
+/* @script LockScripts.RELEASE sha1=94efa9ead3cdf9a1912de982f7d57565056de73e
  * (with sleepers): 1 deleted, 2 kept for the oldest sleeper, 0 not its. */
 inline RELEASE(tk, res) {
   atomic {

@@ -182,7 +182,7 @@ inline SETNX(n, tk, res) {
   }
 }
 
-/* @script LockScripts.RELEASE sha1=81dd755cabe9049ad74a47439d29b368c76a1926 (shared with lock.pml):
+/* @script LockScripts.RELEASE sha1=94efa9ead3cdf9a1912de982f7d57565056de73e (shared with lock.pml):
  * deletes, or keeps the lock for the oldest sleeper (a multi-lock's too) for GRACE. */
 inline RELEASE(n, tk) {
   atomic {
@@ -219,7 +219,7 @@ inline RENEW(n, tk, res) {
 /* Names first..last are one group: both by default, each alone with -DSPLIT. */
 #define OURS(n, tk) (lk_tok[n] == tk)           /* "tok", "tok+" or "~tok" */
 
-/* @script MultiLockScripts.ACQUIRE sha1=f85952e8fce3af0c618f19f4f83775566e3ef178
+/* @script MultiLockScripts.ACQUIRE sha1=3b1457bc43e65457384880ac0ab181098c5efce2
  * res: the fencing token, or 0 when name busy (of the group) is another token's. */
 byte mn, mj;
 inline MACQUIRE(first, last, tk, start, res, busy) {
@@ -301,7 +301,7 @@ inline MRENEW(first, last, tk, res) {
   }
 }
 
-/* @script MultiLockScripts.RELEASE sha1=6d52be23fc2eab9c55996304ed5b39d128f11576
+/* @script MultiLockScripts.RELEASE sha1=b2f5170a534606843dd8c9c0bd7036d5fe8842b9
  * Leaves every name's sleepers; deletes each lock the token holds (or that was kept for it) and wakes its oldest sleeper. */
 inline MRELEASE(first, last, tk) {
   atomic {

@@ -58,7 +58,7 @@ final class MemoryCell {
     private static double[] raw(RedisServer redis, RedisStats stats, int names) {
         RedisClient client = RedisClient.create(redis.uri());
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
-            String token = "x".repeat(32); // as long as this library's tokens (16 random bytes in hex)
+            String token = "x".repeat(41); // as long as this library's tokens (16 random bytes in hex, then the client's address)
             long empty = emptied(redis, stats);
             List<RedisFuture<String>> sets = new ArrayList<>();
             for (int i = 0; i < names; i++) {

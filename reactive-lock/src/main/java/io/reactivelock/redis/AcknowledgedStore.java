@@ -40,6 +40,11 @@ final class AcknowledgedStore<C> implements LockStore<C> {
     }
 
     @Override
+    public String newToken() {
+        return store.newToken();
+    }
+
+    @Override
     public CompletionStage<Reply> acquire(C call, int attempt) {
         out.add(call);
         CompletionStage<Reply> reply;

@@ -1,5 +1,7 @@
 package io.reactivelock.redis;
 
+import io.reactivelock.spi.Tokens;
+
 /** The Lua scripts of the single-Redis lock. Each is atomic on the server. */
 final class LockScripts {
 
@@ -38,6 +40,20 @@ final class LockScripts {
                   redis.call('SET', %1$s, %2$s .. '+', 'KEEPTTL')
                 end
                 """.formatted(key, holder);
+    }
+
+    /**
+     * Publishes the token of a waiter whose lock a release keeps for it, {@code token} (a Lua
+     * expression), on the lock's release channel {@code channel} (a Lua expression) followed by
+     * the token's {@linkplain ReleaseNotices#address() address}: what follows its
+     * {@value Tokens#LENGTH} random hex digits. Only the waiter's own client listens there, so
+     * Redis writes the notice to one connection, not to every client waiting on the lock. A token
+     * without an address (a client of an earlier version) is published on the channel itself.
+     */
+    static String notify(String channel, String token) {
+        return """
+                redis.call('PUBLISH', %1$s .. string.sub(%2$s, %3$d), %2$s)
+                """.formatted(channel, token, Tokens.LENGTH + 1);
     }
 
     /**
@@ -136,7 +152,7 @@ final class LockScripts {
             if next[1] == ARGV[1] then next = redis.call('ZPOPMIN', KEYS[2]) end
             if next[1] then
               redis.call('SET', KEYS[1], '~' .. next[1], 'PX', ARGV[3])
-              redis.call('PUBLISH', ARGV[2], next[1])
+            """ + notify("ARGV[2]", "next[1]") + """
               return 2
             end
             redis.call('DEL', KEYS[1])
@@ -256,7 +272,7 @@ final class LockScripts {
                 redis.call('SET', KEYS[1], nextToken, 'PX', named and ARGV[6] or ARGV[4])
             """ + NEXT_FENCE + """
                 if named then return fence end
-                redis.call('PUBLISH', ARGV[2], nextToken)
+            """ + notify("ARGV[2]", "nextToken") + """
                 return 2
               end
               nextToken = redis.call('LPOP', KEYS[3])

@@ -49,7 +49,9 @@ final class MultiLockScripts {
                     end
                     if not other then
                       local next = redis.call('ZPOPMIN', sleepers)
-                      if next[1] then redis.call('PUBLISH', ARGV[5 + j], next[1]) end
+                      if next[1] then
+            """ + LockScripts.notify("ARGV[5 + j]", "next[1]") + """
+                      end
                     end
                   end
                 end
@@ -107,7 +109,9 @@ final class MultiLockScripts {
                 redis.call('DEL', lock)
                 released = released + 1
                 local next = redis.call('ZPOPMIN', sleepers)
-                if next[1] then redis.call('PUBLISH', ARGV[1 + i], next[1]) end
+                if next[1] then
+            """ + LockScripts.notify("ARGV[1 + i]", "next[1]") + """
+                end
               end
             end
             return released

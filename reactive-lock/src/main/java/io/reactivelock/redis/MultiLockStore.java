@@ -4,6 +4,7 @@ import io.reactivelock.LockAcquisitionException.Reason;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
+import io.reactivelock.spi.Tokens;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -127,6 +128,12 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
     }
 
     /** Every call gives its names: {@link #open(Request, List)} is used instead. */
+    /** A token addressed to this client's notices, as {@link RedisStore#newToken()}. */
+    @Override
+    public String newToken() {
+        return Tokens.next(redis.notices().address());
+    }
+
     @Override
     public Call open(Request request) {
         throw new UnsupportedOperationException("a multi-lock acquisition needs its names");
@@ -259,7 +266,7 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
                 previous.leave();
             }
             call.waitingOn = channel;
-            call.waiter = redis.notices().join(channel, call.request, call, this);
+            call.waiter = redis.notices().join(channel, true, call.request, call, this);
             if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }

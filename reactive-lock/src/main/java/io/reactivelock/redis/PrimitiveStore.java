@@ -162,7 +162,7 @@ final class PrimitiveStore implements LockStore<PrimitiveStore.Call> {
             return Duration.ZERO;
         }
         if (call.waiter == null) {
-            call.waiter = redis.notices().join(call.channel, call.request, call, this);
+            call.waiter = redis.notices().join(call.channel, false, call.request, call, this);
             if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }

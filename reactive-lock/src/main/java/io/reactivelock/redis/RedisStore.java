@@ -5,6 +5,7 @@ import io.reactivelock.LockLostException;
 import io.reactivelock.spi.Lease;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
+import io.reactivelock.spi.Tokens;
 import io.reactivelock.spi.Waiter;
 import java.time.Duration;
 import java.util.Objects;
@@ -102,6 +103,12 @@ class RedisStore implements LockStore<RedisStore.Call> {
         String fenceRetention() {
             return Long.toString(request.ttl().plus(FENCE_RETENTION).toMillis());
         }
+    }
+
+    /** A token addressed to this client's notices, where a release that keeps the lock for it publishes it. */
+    @Override
+    public String newToken() {
+        return Tokens.next(redis.notices().address());
     }
 
     @Override
@@ -335,7 +342,7 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     private void join(Call call) {
         if (call.waiter == null) {
-            call.waiter = redis.notices().join(call.channel, call.request, call, this);
+            call.waiter = redis.notices().join(call.channel, true, call.request, call, this);
             if (call.request.waiter().hasEnded()) {
                 stopWaiting(call); // the acquisition ended while it was joining
             }

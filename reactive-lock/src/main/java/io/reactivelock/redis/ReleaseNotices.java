@@ -18,6 +18,7 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 import io.reactivelock.spi.LockStore;
 import io.reactivelock.spi.Request;
+import io.reactivelock.spi.Tokens;
 import io.reactivelock.spi.Waiter;
 
 /**
@@ -32,6 +33,13 @@ import io.reactivelock.spi.Waiter;
  * previous one completed), so the commands reach Redis in order and no map lock is held across a
  * write. A subscription Redis refuses (an outage, a missing ACL channel) is logged, the first
  * time as a warning, and sent again when the next waiter joins; meanwhile waiters poll.
+ *
+ * <p>Each instance has an {@linkplain #address() address}, which the tokens of its acquisitions
+ * end with. On an {@code addressed} channel (a lock's: its notices carry the token of the waiter
+ * a release keeps the lock for) it subscribes the channel followed by that address, to which the
+ * release publishes the token: Redis writes each notice to the one connection that wants it, not
+ * to every client waiting on the lock. Other channels (the semaphore's, the read-write lock's)
+ * are subscribed as they are.
  *
  * <p>An empty notice wakes the local waiter that has waited longest, not all of them; a notice
  * carrying a token wakes that waiter only (a release keeps the lock for it), and
@@ -62,6 +70,7 @@ final class ReleaseNotices {
     private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
     private final AtomicBoolean warned = new AtomicBoolean();
     private final long lingerNanos;
+    private final String address = ":" + Tokens.next().substring(0, 8);
 
     /** Notices on {@code connection}; a channel stays subscribed {@code linger} after its last waiter left. */
     public ReleaseNotices(StatefulRedisPubSubConnection<String, String> connection, Duration linger) {
@@ -70,19 +79,29 @@ final class ReleaseNotices {
         connection.addListener(new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
-                deliver(channel, message);
+                deliver(channel.endsWith(address) ? channel.substring(0, channel.length() - address.length()) : channel,
+                        message);
             }
         });
     }
 
     /**
-     * Starts waiting on {@code channel} for the acquisition {@code request}, whose state in
-     * {@code store} is {@code call}; {@link Member#leave()} ends it.
+     * What the tokens of this instance's acquisitions end with ({@link io.reactivelock.spi.Tokens#next(String)}),
+     * and its {@code addressed} channels' subscriptions too: a colon and 8 random hex digits.
      */
-    Member join(String channel, Request request, Object call, LockStore<?> store) {
+    String address() {
+        return address;
+    }
+
+    /**
+     * Starts waiting on {@code channel} for the acquisition {@code request}, whose state in
+     * {@code store} is {@code call}; {@link Member#leave()} ends it. On an {@code addressed}
+     * channel this instance hears only the notices for its own waiters (see the class comment).
+     */
+    Member join(String channel, boolean addressed, Request request, Object call, LockStore<?> store) {
         Member waiter = new Member(this, channel, request, call, store);
         Channel c = channels.compute(channel, (name, existing) -> {
-            Channel joined = existing == null ? new Channel() : existing;
+            Channel joined = existing == null ? new Channel(addressed ? name + address : name) : existing;
             joined.waiters.add(waiter);
             joined.refused = false; // a joining waiter tries a refused subscription again
             return joined;
@@ -207,7 +226,7 @@ final class ReleaseNotices {
                 int done = todo;
                 CompletionStage<Void> sent;
                 try {
-                    sent = want ? connection.async().subscribe(name) : connection.async().unsubscribe(name);
+                    sent = want ? connection.async().subscribe(c.subscription) : connection.async().unsubscribe(c.subscription);
                 } catch (RuntimeException e) {
                     // Lettuce throws, rather than failing the command, once the client's resources are
                     // shut down: a linger that ends after the client closed.
@@ -219,7 +238,7 @@ final class ReleaseNotices {
                     } else if (want) {
                         c.subscribed = false;
                         c.refused = true;
-                        refused(name, e);
+                        refused(c.subscription, e);
                     }
                     int more = c.wip.addAndGet(-done);
                     if (more != 0) {
@@ -253,6 +272,8 @@ final class ReleaseNotices {
     }
 
     private static final class Channel {
+        /** The channel subscribed in Redis: the name, followed by the instance's address if addressed. */
+        final String subscription;
         final Queue<Member> waiters = new ConcurrentLinkedQueue<>();
         /** Joins and leaves not yet brought in line with Redis. */
         final AtomicInteger wip = new AtomicInteger();
@@ -268,6 +289,10 @@ final class ReleaseNotices {
         volatile boolean lingering;
         /** Counts the times the channel was left without waiters; a linger ends only if it is the last one. */
         final AtomicLong emptied = new AtomicLong();
+
+        Channel(String subscription) {
+            this.subscription = subscription;
+        }
     }
 
     /** One acquisition's membership of a channel. */

@@ -392,7 +392,7 @@ public final class LockCore<C> {
      */
     private final class Acquisition implements Waiter {
         private final String name;
-        private final String token = Tokens.next();
+        private final String token = store.newToken();
         private final long ttlNanos;
         private final Duration acquireTimeout;
         private final Scheduler scheduler = timers;

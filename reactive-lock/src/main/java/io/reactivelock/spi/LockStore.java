@@ -28,6 +28,14 @@ public interface LockStore<C> {
     C open(Request request);
 
     /**
+     * A new ownership token for one acquisition. A store whose releases address their notices
+     * to the waiter's client appends that client's address ({@link Tokens#next(String)}).
+     */
+    default String newToken() {
+        return Tokens.next();
+    }
+
+    /**
      * Sends attempt number {@code attempt} (1 for the first) of the acquisition. Completes with the
      * {@link Reply} (granted, or refused and why), or fails with the error of the store, which the
      * core retries when {@link #isTransient}. The core keeps the returned stage even after its

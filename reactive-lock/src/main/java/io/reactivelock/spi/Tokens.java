@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Ownership tokens: 128 bits from a {@link SecureRandom}, as 32 lowercase hex digits.
+ * Ownership tokens: 128 bits from a {@link SecureRandom}, as {@value #LENGTH} lowercase hex
+ * digits, optionally followed by an address that says where notices for the token go.
  *
  * <p>The generator is the JDK's DRBG (NIST SP 800-90A), not the platform default: on Linux the
  * default ({@code NativePRNG}) reads {@code /dev/urandom} through a file stream for every token,
@@ -18,6 +19,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * the next one, and a batch drawn by a thread that lost that race is dropped.
  */
 public final class Tokens {
+
+    /** The number of random hex digits a token starts with. */
+    public static final int LENGTH = 32;
 
     private static final SecureRandom RANDOM = drbg();
     private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -34,11 +38,16 @@ public final class Tokens {
 
     /** A new token; each acquisition draws its own. */
     public static String next() {
+        return next("");
+    }
+
+    /** A new token followed by {@code address}, in one string. */
+    public static String next(String address) {
         while (true) {
             Batch batch = CURRENT.get();
             int index = batch.taken.getAndIncrement();
             if (index < BATCH) {
-                return batch.token(index);
+                return batch.token(index, address);
             }
             CURRENT.compareAndSet(batch, new Batch());
         }
@@ -53,9 +62,10 @@ public final class Tokens {
             RANDOM.nextBytes(bytes);
         }
 
-        String token(int index) {
+        String token(int index, String address) {
             int from = BYTES * index;
-            char[] out = new char[2 * BYTES];
+            char[] out = new char[LENGTH + address.length()];
+            address.getChars(0, address.length(), out, LENGTH);
             for (int i = 0; i < BYTES; i++) {
                 byte b = bytes[from + i];
                 out[2 * i] = HEX[(b >> 4) & 0xF];

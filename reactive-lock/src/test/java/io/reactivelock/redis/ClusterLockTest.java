@@ -269,9 +269,8 @@ class ClusterLockTest {
             AtomicLong ranAt = new AtomicLong();
             subscriptions.add(waiting.withLock(name, TTL, Mono.fromRunnable(() -> ranAt.set(System.nanoTime())).then(Mono.never()))
                     .subscribe());
-            String channel = LockKeys.releaseChannel(KEYS.lockKey(name));
             await("the waiter to subscribe").atMost(WAIT).pollInterval(POLL)
-                    .until(() -> cluster.masters().stream().mapToLong(node -> (Long) node.callList("PUBSUB", "NUMSUB", channel).get(1)).sum() == 1);
+                    .until(() -> cluster.masters().stream().mapToLong(node -> RedisInternals.releaseListeners(node, KEYS.lockKey(name))).sum() == 1);
             long publishedBefore = CommandStats.calls(master, "publish");
 
             long releasedAt = System.nanoTime();

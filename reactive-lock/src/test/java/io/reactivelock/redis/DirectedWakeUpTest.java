@@ -3,6 +3,10 @@ package io.reactivelock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockOptions;
 import io.reactivelock.ReactiveLock;
@@ -71,16 +75,14 @@ class DirectedWakeUpTest {
         for (int round = 1; round <= 3; round++) {
             redis.call("SET", "lock:{a}", "outsider", "PX", "60000");
             CompletableFuture<Integer> waiter = lock.withLock("a", TTL, Mono.just(round)).toFuture();
-            await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")) && "1".equals(String.valueOf(
-                    redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
+            await().until(() -> "1".equals(redis.call("ZCARD", "lock:{a}:sleepers")) && RedisInternals.releaseListeners(redis, "lock:{a}") == 1);
             // The outsider releases as a holder in another process does: the waiter is woken by name.
             release("a", "outsider");
             assertThat(waiter.join()).isEqualTo(round);
         }
         assertThat(CommandStats.calls(redis, "subscribe")).as("subscriptions for three waits, each within the linger of the last")
                 .isEqualTo(1);
-        await().atMost(linger.multipliedBy(3)).until(() -> "0".equals(String.valueOf(
-                redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
+        await().atMost(linger.multipliedBy(3)).until(() -> RedisInternals.releaseListeners(redis, "lock:{a}") == 0);
     }
 
     /** A release as a holder in another process sends it, given the sleepers mark: a grace period of a minute. */
@@ -104,8 +106,7 @@ class DirectedWakeUpTest {
                 .toFuture();
         await().until(() -> "1".equals(redis.call("EXISTS", "lock:{x}")));
         CompletableFuture<?> once = other.withLock("x", TTL, Mono.fromRunnable(() -> entered.add("other"))).toFuture();
-        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{x}:sleepers")) && "1".equals(String.valueOf(
-                redis.callList("PUBSUB", "NUMSUB", "lock:{x}:released").get(1))));
+        await().until(() -> "1".equals(redis.call("ZCARD", "lock:{x}:sleepers")) && RedisInternals.releaseListeners(redis, "lock:{x}") == 1);
 
         firstBody.tryEmitEmpty(); // its release keeps the lock for the other process's sleeper; it asks again at once
         twice.join();
@@ -298,8 +299,7 @@ class DirectedWakeUpTest {
                 // The waiting process waits once with nothing paused, so it listens on the lock's channel
                 // (for the linger of a minute) and Redis has the scripts.
                 CompletableFuture<Integer> first = acquire.apply(round).toFuture();
-                await().until(() -> waiting.localWaiters("a") == 1 && "1".equals(String.valueOf(
-                        redis.callList("PUBSUB", "NUMSUB", "lock:{a}:released").get(1))));
+                await().until(() -> waiting.localWaiters("a") == 1 && RedisInternals.releaseListeners(redis, "lock:{a}") == 1);
                 holderDone.tryEmitEmpty();
                 assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(round);
                 holder.get(10, TimeUnit.SECONDS);
@@ -324,6 +324,72 @@ class DirectedWakeUpTest {
     private long pausedClients() {
         return redis.call("INFO", "clients").lines().filter(l -> l.startsWith("blocked_clients:"))
                 .mapToLong(l -> Long.parseLong(l.substring(l.indexOf(':') + 1).strip())).sum();
+    }
+
+    /**
+     * Each waiting instance listens on a channel of its own, the lock's channel followed by the
+     * instance's address, which its tokens end with; a release publishes the sleeper's token
+     * there, so Redis writes the notice to one connection however many instances wait.
+     */
+    @Test
+    void aReleaseNoticeGoesToTheSleepersInstanceAlone() throws Exception {
+        Sinks.Empty<Void> holderDone = Sinks.empty();
+        CompletableFuture<Void> holder = instance().withLock("a", TTL, holderDone.asMono()).toFuture();
+        await().until(() -> "1".equals(redis.call("EXISTS", "lock:{a}")));
+        List<String> tokens = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < INSTANCES; i++) {
+            ReactiveRedisLock lock = instance();
+            lock.withLock("a", TTL, lease -> Mono.fromRunnable(() -> tokens.add(lease.token())).then(Mono.never())).subscribe();
+            await().until(() -> lock.localWaiters("a") == 1);
+        }
+        await().until(() -> RedisInternals.releaseListeners(redis, "lock:{a}") == INSTANCES);
+        assertThat(redis.callList("PUBSUB", "CHANNELS", "lock:{a}:released*")).as("a channel per instance").hasSize(INSTANCES);
+        RedisClient probeClient = RedisClient.create(redis.uri());
+        try (StatefulRedisPubSubConnection<String, String> probe = probeClient.connectPubSub(StringCodec.UTF8)) {
+            List<String> heard = new CopyOnWriteArrayList<>();
+            probe.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String pattern, String channel, String message) {
+                    heard.add(channel + " " + message);
+                }
+            });
+            probe.sync().psubscribe("lock:{a}:released*");
+
+            holderDone.tryEmitEmpty();
+            holder.get(10, TimeUnit.SECONDS);
+            await().until(() -> tokens.size() == 1 && heard.size() == 1);
+            String token = tokens.get(0);
+            String channel = "lock:{a}:released" + token.substring(32);
+            assertThat(heard).as("the woken waiter's token, on its instance's channel").containsExactly(channel + " " + token);
+            assertThat(redis.callList("PUBSUB", "NUMSUB", channel)).as("one connection listens there").containsExactly(channel, 1L);
+        } finally {
+            probeClient.shutdown();
+        }
+    }
+
+    /** A sleeper's token without an address (a client of an earlier version waits) is published on the lock's channel itself. */
+    @Test
+    void aSleeperWithoutAnAddressIsNotifiedOnTheLocksChannel() {
+        RedisClient probeClient = RedisClient.create(redis.uri());
+        try (StatefulRedisPubSubConnection<String, String> probe = probeClient.connectPubSub(StringCodec.UTF8)) {
+            List<String> heard = new CopyOnWriteArrayList<>();
+            probe.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    heard.add(channel + " " + message);
+                }
+            });
+            probe.sync().subscribe("lock:{a}:released");
+            String older = "0123456789abcdef".repeat(2);
+            redis.call("SET", "lock:{a}", "holder+", "PX", "60000");
+            redis.call("ZADD", "lock:{a}:sleepers", "1", older);
+
+            assertThat(release("a", "holder")).as("kept for the sleeper").isEqualTo("2");
+            await().until(() -> heard.size() == 1);
+            assertThat(heard).containsExactly("lock:{a}:released " + older);
+        } finally {
+            probeClient.shutdown();
+        }
     }
 
     @Test

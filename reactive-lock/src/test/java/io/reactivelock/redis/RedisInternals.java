@@ -1,6 +1,10 @@
 package io.reactivelock.redis;
 
 import io.reactivelock.LockOptions;
+import io.reactivelock.support.RedisServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * The package-private Redis plumbing that tests outside this package look at (faults, security,
@@ -65,5 +69,21 @@ public final class RedisInternals {
     /** The release channel of the lock whose key is {@code lockKey}. */
     public static String releaseChannel(String lockKey) {
         return LockKeys.releaseChannel(lockKey);
+    }
+
+    /**
+     * How many subscriptions {@code redis} has to release notices of the lock whose key is
+     * {@code lockKey}: on its release channel, and on that channel addressed to one client each.
+     */
+    public static long releaseListeners(RedisServer redis, String lockKey) {
+        List<String> channels = redis.callList("PUBSUB", "CHANNELS", releaseChannel(lockKey) + "*").stream()
+                .map(String::valueOf).toList();
+        if (channels.isEmpty()) {
+            return 0;
+        }
+        List<String> numsub = new ArrayList<>(List.of("PUBSUB", "NUMSUB"));
+        numsub.addAll(channels);
+        List<Object> counts = redis.callList(numsub.toArray(String[]::new));
+        return IntStream.range(0, counts.size() / 2).mapToLong(i -> (Long) counts.get(2 * i + 1)).sum();
     }
 }

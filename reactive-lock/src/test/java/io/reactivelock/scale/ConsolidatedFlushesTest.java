@@ -29,8 +29,8 @@ class ConsolidatedFlushesTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final int PAIRS = 64;
-    /** A {@code SET lock:{nNN} <32-hex token> NX PX 30000} as it travels: 6 bulk strings. */
-    private static final int SET_BYTES = Resp.size("SET", "lock:{n00}", "0".repeat(32), "NX", "PX", "30000");
+    /** A {@code SET lock:{nNN} <token> NX PX 30000} as it travels: 6 bulk strings; a token is 32 hex digits and an address. */
+    private static final int SET_BYTES = Resp.size("SET", "lock:{n00}", "0".repeat(32) + ":00000000", "NX", "PX", "30000");
 
     private final RedisServer redis;
 

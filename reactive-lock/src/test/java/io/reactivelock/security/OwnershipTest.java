@@ -86,7 +86,8 @@ class OwnershipTest {
     void theLockValueIsTheHoldersOpaqueTokenOf128RandomBits() {
         AtomicReference<LockLease> lease = new AtomicReference<>();
         hold(lease, false);
-        assertThat(redis.call("GET", KEY)).isEqualTo(lease.get().token()).matches("[0-9a-f]{32}");
+        // 128 random bits, then the address of the client's release notices.
+        assertThat(redis.call("GET", KEY)).isEqualTo(lease.get().token()).matches("[0-9a-f]{32}:[0-9a-f]{8}");
         // Drawn on four threads at once, each with bytes of its own drawn ahead.
         Set<String> tokens = ConcurrentHashMap.newKeySet();
         Flux.range(0, 100_000).parallel(4).runOn(Schedulers.parallel()).doOnNext(i -> tokens.add(Tokens.next()))
