@@ -139,13 +139,19 @@ class RedisStore implements LockStore<RedisStore.Call> {
      * The plain {@code SET NX PX} for the first attempt of an acquisition that needs no fencing
      * token and found no waiter of this process ahead of it, one per lock at a time: in a burst of
      * newcomers on one name, the others go straight to the script, which registers them, instead
-     * of each sending a {@code SET} that will find the lock busy.
+     * of each sending a {@code SET} that will find the lock busy. So does the first attempt after
+     * this process's release kept the lock for a sleeper (a worker that asks again at once, while
+     * the sleeper claims it).
      */
     @Override
     public CompletionStage<Reply> acquire(Call call, int attempt) {
         if (attempt > 1 || call.request.fencing() || call.waiter != null
                 || settingNow.putIfAbsent(call.lockKey, call) != null) {
             return acquireByScript(call, attempt, false);
+        }
+        if (redis.notices().takeKeptForSleeper(call.channel)) {
+            settingNow.remove(call.lockKey, call);
+            return acquireByScript(call, attempt, true);
         }
         Duration ttl = call.request.ttl();
         return redis.setIfAbsent(call.lockKey, call.token(), ttl.toMillis())
@@ -284,7 +290,13 @@ class RedisStore implements LockStore<RedisStore.Call> {
 
     private Mono<Boolean> releaseCommand(Call call, int tried) {
         return command(call, releaseScript(), releaseKeys(call), releaseArgs(call))
-                .map(this::handedOnByRelease)
+                .map(result -> {
+                    boolean handedOn = handedOnByRelease(result);
+                    if (handedOn) {
+                        redis.notices().keptForSleeper(call.channel);
+                    }
+                    return handedOn;
+                })
                 .onErrorResume(e -> tried + 1 < RELEASE_TRIES && RedisErrors.isTransient(e),
                         e -> Mono.delay(redis.backoff().step(tried), call.request.timers()).then(releaseCommand(call, tried + 1)));
     }

@@ -158,6 +158,28 @@ final class ReleaseNotices {
         }
     }
 
+    /**
+     * Notes that a release by this instance kept the lock of {@code channel} for a sleeper, of
+     * whichever process: this instance's next acquisition of it will find it busy. Kept while the
+     * channel is (its waiters, then its linger), until {@link #takeKeptForSleeper} reads it.
+     */
+    void keptForSleeper(String channel) {
+        Channel c = channels.get(channel);
+        if (c != null) {
+            c.keptForSleeper = true;
+        }
+    }
+
+    /** Whether a release by this instance kept the lock of {@code channel} for a sleeper since the last call. */
+    boolean takeKeptForSleeper(String channel) {
+        Channel c = channels.get(channel);
+        if (c == null || !c.keptForSleeper) {
+            return false;
+        }
+        c.keptForSleeper = false;
+        return true;
+    }
+
     /** How many channels this instance keeps state for: subscribed, lingering, or being brought in line. */
     int channels() {
         return channels.size();
@@ -285,6 +307,8 @@ final class ReleaseNotices {
         volatile boolean refused;
         /** Redis confirmed the subscription, and no UNSUBSCRIBE was sent since. */
         volatile boolean listening;
+        /** A release by this instance kept the lock for a sleeper ({@link #keptForSleeper}). */
+        volatile boolean keptForSleeper;
         /** The last waiter left less than the linger time ago: the subscription is kept. */
         volatile boolean lingering;
         /** Counts the times the channel was left without waiters; a linger ends only if it is the last one. */

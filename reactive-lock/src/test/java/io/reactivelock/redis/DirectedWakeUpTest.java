@@ -367,6 +367,36 @@ class DirectedWakeUpTest {
         }
     }
 
+    /**
+     * A process whose release kept the lock for a sleeper, and that asks for it again at once (a
+     * worker in a loop), sends the script that registers it, not first a {@code SET} that would
+     * find the lock kept: one round trip less per hand-off between processes.
+     */
+    @Test
+    void aProcessWhoseReleaseKeptTheLockForASleeperAsksAgainWithTheScriptAlone() throws Exception {
+        ReactiveRedisLock lock = instance();
+        redis.call("SET", "lock:{x}", "outsider", "PX", "60000");
+        Sinks.Empty<Void> firstBody = Sinks.empty();
+        CompletableFuture<Void> first = lock.withLock("x", TTL, firstBody.asMono()).toFuture();
+        await().until(() -> lock.localWaiters("x") == 1 && RedisInternals.releaseListeners(redis, "lock:{x}") == 1);
+        release("x", "outsider"); // kept for this process's sleeper, which claims it
+        await().until(() -> lock.localWaiters("x") == 0 && redis.call("GET", "lock:{x}").endsWith("+"));
+        redis.call("ZADD", "lock:{x}:sleepers", "1", "a-sleeper-elsewhere");
+        firstBody.tryEmitEmpty();
+        first.get(10, TimeUnit.SECONDS);
+        assertThat(redis.call("GET", "lock:{x}")).as("kept for the other sleeper").isEqualTo("~a-sleeper-elsewhere");
+
+        redis.call("CONFIG", "RESETSTAT");
+        Disposable again = lock.withLock("x", TTL, Mono.empty()).subscribe();
+        try {
+            await().until(() -> redis.callList("ZRANGE", "lock:{x}:sleepers", "0", "-1").size() == 1);
+            assertThat(CommandStats.calls(redis, "evalsha") + CommandStats.calls(redis, "eval")).as("one script").isEqualTo(1);
+            assertThat(CommandStats.calls(redis, "set")).as("the script's SET NX only, no plain SET before it").isEqualTo(1);
+        } finally {
+            again.dispose();
+        }
+    }
+
     /** A sleeper's token without an address (a client of an earlier version waits) is published on the lock's channel itself. */
     @Test
     void aSleeperWithoutAnAddressIsNotifiedOnTheLocksChannel() {
