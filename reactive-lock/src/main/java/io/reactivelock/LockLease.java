@@ -22,8 +22,9 @@ public interface LockLease {
     String name();
 
     /**
-     * The unguessable token (128 random bits, hex) that proves ownership in Redis. Unique per
-     * acquisition; release and renewal only act when the stored value equals it.
+     * The unguessable token (128 random bits, hex, followed on the Redis lock by its client's
+     * address) that proves ownership in Redis. Unique per acquisition; release and renewal only
+     * act when the stored value equals it.
      */
     String token();
 

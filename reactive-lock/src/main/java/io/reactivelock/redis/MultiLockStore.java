@@ -127,13 +127,13 @@ final class MultiLockStore implements LockStore<MultiLockStore.Call> {
         return new Call(request, groups, redis.waiterLease());
     }
 
-    /** Every call gives its names: {@link #open(Request, List)} is used instead. */
     /** A token addressed to this client's notices, as {@link RedisStore#newToken()}. */
     @Override
     public String newToken() {
         return Tokens.next(redis.notices().address());
     }
 
+    /** Every call gives its names: {@link #open(Request, List)} is used instead. */
     @Override
     public Call open(Request request) {
         throw new UnsupportedOperationException("a multi-lock acquisition needs its names");
