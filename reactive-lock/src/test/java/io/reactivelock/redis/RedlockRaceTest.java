@@ -31,6 +31,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.awaitility.core.ConditionFactory;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -206,19 +207,62 @@ class RedlockRaceTest {
             for (int round = 1; round <= ROUNDS; round++) {
                 pauseAll();
                 time.advanceTimeBy(every);
-                awaitCommandsHeld(K, RENEW_BYTES);
+                List<String> heard = events.list;
+                int r = round;
+                try {
+                    awaitCommandsHeld(K, RENEW_BYTES);
+                } catch (AssertionError e) {
+                    throw new AssertionError("round " + round + " at " + time.now(TimeUnit.MILLISECONDS) + " ms: " + e.getMessage()
+                            + "; renewed per name " + NAMES.stream().map(name -> name + "=" + heard.stream()
+                                    .filter(("renewed " + name)::equals).count()).toList() + ", other events "
+                            + heard.stream().filter(event -> !event.startsWith("renewed ")).toList(), e);
+                }
                 unpauseAll();
                 long renewals = (long) round * K;
-                List<String> heard = events.list;
-                await("renewal round " + round + " of " + ROUNDS + ": every renewal counted as renewed")
-                        .atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
-                        .until(() -> heard.stream().filter(e -> e.startsWith("renewed ")).count() == renewals);
+                try {
+                    await("renewal round " + round + " of " + ROUNDS + ": every renewal counted as renewed")
+                            .atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                            .until(() -> heard.stream().filter(e -> e.startsWith("renewed ")).count() == renewals);
+                } catch (ConditionTimeoutException e) {
+                    // Which names fell behind, what else the lock heard (a lost lease, a failure), and
+                    // whether each node ran the renewals: its script count and the behind names' keys.
+                    List<String> behind = NAMES.stream()
+                            .filter(name -> heard.stream().filter(("renewed " + name)::equals).count() < r).toList();
+                    throw new AssertionError(e.getMessage() + "; behind " + behind + ", other events "
+                            + heard.stream().filter(event -> !event.startsWith("renewed ")).toList() + ", nodes "
+                            + IntStream.range(0, N).mapToObj(i -> "node " + i + " evalsha=" + CommandStats.calls(servers.get(i), "evalsha")
+                                    + " " + behind.stream().map(name -> admin.get(i).sync().get(lockKey(name)) + " pttl="
+                                            + admin.get(i).sync().pttl(lockKey(name))).toList()).toList(), e);
+                }
                 awaitRepliesHandled(probe);
                 awaitScripts(K + 2); // the renewals, and the probe's acquire and release
             }
         } finally {
             bodies.forEach(Disposable::dispose);
+            closeOnVirtualTime(lock, time);
         }
+    }
+
+    /**
+     * Closes {@code lock}, whose timers run on {@code time}: what the close waits for (a release
+     * retried after a backoff step, a round's node timeout) waits on that clock, which nobody
+     * else moves once the test ended, so this moves it a second at a time until the close is done.
+     */
+    private static void closeOnVirtualTime(ReactiveRedlock lock, VirtualTimeScheduler time) {
+        unpauseAll();
+        long start = System.nanoTime();
+        CompletableFuture<Void> closed = lock.closeAsync().toFuture();
+        while (!closed.isDone() && System.nanoTime() - start < WAIT.toNanos()) {
+            time.advanceTimeBy(Duration.ofSeconds(1));
+            try {
+                closed.get(100, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException stillClosing) {
+                // the next second
+            } catch (Exception e) {
+                throw new AssertionError("the close failed", e);
+            }
+        }
+        assertThat(closed).as("closed within " + WAIT).isDone();
     }
 
     @Test
@@ -310,10 +354,14 @@ class RedlockRaceTest {
         return errors;
     }
 
-    /** Holds scripts (and every other write) on every node; the node still answers reads and {@code CLIENT}. */
+    /**
+     * Holds scripts (and every other write) on every node; the node still answers reads and
+     * {@code CLIENT}. Longer than any wait of the test, so that a node still holds what it held
+     * when a wait fails.
+     */
     private static void pauseAll() {
         admin.forEach(node -> node.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
-                new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(WAIT.toMillis()).add("WRITE")));
+                new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(WAIT.multipliedBy(3).toMillis()).add("WRITE")));
     }
 
     /** Resumes every node at once: all five commands are written before any reply is awaited. */
@@ -328,8 +376,18 @@ class RedlockRaceTest {
      * paused (flag {@code b}), the others in its query buffer, {@code bytesEach} each.
      */
     private static void awaitCommandsHeld(int commands, int bytesEach) {
-        poll().until(() -> admin.stream().allMatch(node -> node.sync().clientList().lines()
-                .anyMatch(client -> client.contains(" flags=b ") && queued(client) >= (commands - 1) * bytesEach)));
+        try {
+            poll().until(() -> admin.stream().allMatch(node -> node.sync().clientList().lines()
+                    .anyMatch(client -> client.contains(" flags=b ") && queued(client) >= (commands - 1) * bytesEach)));
+        } catch (ConditionTimeoutException e) {
+            // What each node holds, so that a failure here says which commands did not come.
+            throw new AssertionError("not every node held " + commands + " commands of " + bytesEach + " bytes within " + WAIT
+                    + "; the lock's connections per node: " + IntStream.range(0, N).mapToObj(i -> "node " + i + " "
+                            + admin.get(i).sync().clientList().lines().filter(client -> !client.matches(".* cmd=client[ |].*"))
+                                    .map(client -> client.replaceAll(".*( flags=\\S+).*( qbuf=\\d+).*( cmd=\\S+).*", "$1$2$3"))
+                                    .toList())
+                            .toList(), e);
+        }
     }
 
     private static int queued(String client) {
