@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -200,7 +201,13 @@ class RedlockRaceTest {
                     .subscribe());
         }
         try {
-            held.forEach(RedlockRaceTest::join);
+            for (CompletableFuture<Void> entered : held) {
+                try {
+                    entered.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (Exception e) {
+                    throw new AssertionError("a body did not start: " + events.list + "; " + clockState(time), e);
+                }
+            }
             awaitRepliesHandled(probe); // each body runs before its lease arms its first renewal
             awaitScripts(K + 2); // the acquires on every node, and the probe's acquire and release
             NAMES.forEach(name -> holdElsewhere(name, 3, 4)); // those two nodes now refuse each renewal
@@ -212,7 +219,8 @@ class RedlockRaceTest {
                 try {
                     awaitCommandsHeld(K, RENEW_BYTES);
                 } catch (AssertionError e) {
-                    throw new AssertionError("round " + round + " at " + time.now(TimeUnit.MILLISECONDS) + " ms: " + e.getMessage()
+                    throw new AssertionError("round " + round + " at " + time.now(TimeUnit.MILLISECONDS) + " ms, " + clockState(time)
+                            + ": " + e.getMessage()
                             + "; renewed per name " + NAMES.stream().map(name -> name + "=" + heard.stream()
                                     .filter(("renewed " + name)::equals).count()).toList() + ", other events "
                             + heard.stream().filter(event -> !event.startsWith("renewed ")).toList(), e);
@@ -228,7 +236,7 @@ class RedlockRaceTest {
                     // whether each node ran the renewals: its script count and the behind names' keys.
                     List<String> behind = NAMES.stream()
                             .filter(name -> heard.stream().filter(("renewed " + name)::equals).count() < r).toList();
-                    throw new AssertionError(e.getMessage() + "; behind " + behind + ", other events "
+                    throw new AssertionError(e.getMessage() + "; " + clockState(time) + "; behind " + behind + ", other events "
                             + heard.stream().filter(event -> !event.startsWith("renewed ")).toList() + ", nodes "
                             + IntStream.range(0, N).mapToObj(i -> "node " + i + " evalsha=" + CommandStats.calls(servers.get(i), "evalsha")
                                     + " " + behind.stream().map(name -> admin.get(i).sync().get(lockKey(name)) + " pttl="
@@ -241,6 +249,17 @@ class RedlockRaceTest {
             bodies.forEach(Disposable::dispose);
             closeOnVirtualTime(lock, time);
         }
+    }
+
+    /**
+     * Whether {@code time} still runs a task scheduled now. A task that throws while the virtual
+     * clock runs it (on whichever thread scheduled the next one) leaves the clock unable to run
+     * any task again: a suspect for this case's failures.
+     */
+    private static String clockState(VirtualTimeScheduler time) {
+        AtomicBoolean ran = new AtomicBoolean();
+        time.schedule(() -> ran.set(true));
+        return "the virtual clock " + (ran.get() ? "runs" : "does NOT run") + " a task scheduled now";
     }
 
     /**
@@ -354,14 +373,10 @@ class RedlockRaceTest {
         return errors;
     }
 
-    /**
-     * Holds scripts (and every other write) on every node; the node still answers reads and
-     * {@code CLIENT}. Longer than any wait of the test, so that a node still holds what it held
-     * when a wait fails.
-     */
+    /** Holds scripts (and every other write) on every node; the node still answers reads and {@code CLIENT}. */
     private static void pauseAll() {
         admin.forEach(node -> node.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
-                new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(WAIT.multipliedBy(3).toMillis()).add("WRITE")));
+                new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(WAIT.toMillis()).add("WRITE")));
     }
 
     /** Resumes every node at once: all five commands are written before any reply is awaited. */
