@@ -371,17 +371,17 @@ public final class LockOptions {
 
         /**
          * Replica-acknowledged grants of {@link io.reactivelock.redis.ReactiveRedisLock} on a master with replicas
-         * (standalone or Sentinel): a grant reaches the body, and a renewal extends the lease, only
+         * (standalone, Sentinel, or each master of a Cluster): a grant reaches the body, and a renewal extends the lease, only
          * once that many replicas acknowledged the write that made it ({@code WAIT}), so that a
          * replica promoted after a failover still has the lock. {@link #ALL_REPLICAS}, the
          * default, waits for every replica the master reports when the client connects (and
-         * reconnects), and does nothing on a master without replicas; 0 turns it off; a positive
+         * reconnects; on a Cluster, at each master's first grant, so also on a replica promoted
+         * since), and does nothing on a master without replicas; 0 turns it off; a positive
          * number waits for that many. A grant that is not acknowledged within
          * {@link #replicaAckTimeout(Duration)} is released and tried again until the acquire
          * timeout; when the master reports no connected replica left (or fewer than a number set),
          * the acquisition fails at once. Either way with
-         * {@link LockAcquisitionException.Reason#NOT_REPLICATED}. Not yet on a Cluster: a
-         * positive number is refused there, and the default does nothing.
+         * {@link LockAcquisitionException.Reason#NOT_REPLICATED}.
          */
         public Builder replicaAcknowledgement(int replicas) {
             if (replicas < ALL_REPLICAS) {
@@ -403,7 +403,7 @@ public final class LockOptions {
         }
 
         /**
-         * Durable grants of {@link io.reactivelock.redis.ReactiveRedisLock} (standalone or Sentinel):
+         * Durable grants of {@link io.reactivelock.redis.ReactiveRedisLock} (standalone, Sentinel or Cluster):
          * a grant reaches the body, and a renewal extends the lease, only once
          * {@code WAITAOF 1 numreplicas timeout} says the write that made it is fsynced to the master's
          * append-only file, and to the append-only files of the replicas that
@@ -414,8 +414,9 @@ public final class LockOptions {
          * ({@link LockAcquisitionException.Reason#NOT_REPLICATED}). Checked when the client is
          * created, which fails with {@link IllegalStateException} on a server without
          * {@code WAITAOF} (before Redis 7.2 or Valkey 8), with the AOF off ({@code appendonly no}),
-         * or for a user who may not run {@code WAITAOF}; refused on a Cluster
-         * ({@link IllegalArgumentException}). Defaults to {@code false}.
+         * or for a user who may not run {@code WAITAOF} (on a Cluster: on any of its masters, and for a
+         * master promoted since, at its first grant, which then fails the same way). Defaults to
+         * {@code false}.
          */
         public Builder durableGrants(boolean durable) {
             this.durableGrants = durable;

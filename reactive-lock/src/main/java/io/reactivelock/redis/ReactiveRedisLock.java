@@ -96,24 +96,15 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     }
 
     /**
-     * The acknowledgements {@link LockOptions#replicaAcknowledgement()} asks for, on a connection
-     * of their own; none on a Cluster yet (a number asked for there is refused). Closes
-     * {@code connections} if they cannot be had.
+     * The acknowledgements {@link LockOptions#replicaAcknowledgement()} and
+     * {@link LockOptions#durableGrants()} ask for, on connections of their own: the master's, or
+     * each master's of a Cluster. Closes {@code connections} if they cannot be had.
      */
     private static @Nullable ReplicaAcks acks(LockOptions options, RedisConnections connections) {
         try {
-            RedisClient client = connections.client();
-            if (client == null) {
-                if (options.replicaAcknowledgement() > 0) {
-                    throw new IllegalArgumentException("replicaAcknowledgement(" + options.replicaAcknowledgement()
-                            + ") is not supported on a Cluster yet: leave the default (ALL_REPLICAS, which does nothing there) or set 0");
-                }
-                if (options.durableGrants()) {
-                    throw new IllegalArgumentException("durableGrants(true) is not supported on a Cluster yet");
-                }
-                return null;
-            }
-            return ReplicaAcks.open(client, options);
+            return connections.client() instanceof RedisClusterClient cluster
+                    ? ClusterAcks.open(cluster, options, connections.commands())
+                    : MasterAcks.open((RedisClient) connections.client(), options);
         } catch (RuntimeException e) {
             connections.close().get();
             throw e;

@@ -1,5 +1,6 @@
 package io.reactivelock.redis;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.protocol.CommandType;
@@ -26,11 +27,12 @@ import reactor.core.scheduler.Schedulers;
  * The two connections of a client, made from a {@link RedisURI}, a {@link RedisClient} or a
  * {@link RedisClusterClient}: commands (for the scripts and the inspector) and pub/sub (for
  * release notices), whether they reach a Cluster, how to close what the client owns, and the
- * Lettuce client of a standalone or Sentinel deployment (for {@link ReplicaAcks}' connection).
+ * Lettuce client ({@link RedisClient}, or {@link RedisClusterClient} for a Cluster) that the grants'
+ * own connections come from ({@link ReplicaAcks}).
  * Connecting blocks.
  */
 record RedisConnections(LockCommands commands, Deployment deployment, boolean cluster,
-        StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close, @Nullable RedisClient client) {
+        StatefulRedisPubSubConnection<String, String> pubSub, Supplier<CompletionStage<?>> close, AbstractRedisClient client) {
 
     /**
      * A client of its own for {@code uri}, on resources of its own whose connections consolidate
@@ -99,7 +101,7 @@ record RedisConnections(LockCommands commands, Deployment deployment, boolean cl
         StatefulRedisClusterConnection<String, String> commands = client.connect(StringCodec.UTF8);
         StatefulRedisPubSubConnection<String, String> pubSub = pubSub(commands, () -> client.connectPubSub(StringCodec.UTF8));
         return new RedisConnections(new LockCommands(commands.async()), new Deployment.Cluster(commands), true, pubSub,
-                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()), null);
+                () -> CompletableFuture.allOf(commands.closeAsync(), pubSub.closeAsync()), client);
     }
 
     private static RedisConnections open(RedisClient client, Supplier<CompletionStage<?>> closeClient) {

@@ -15,7 +15,8 @@ final class RedisErrors {
      * True for failures that may pass on their own: no connection, no reply in time, a server
      * loading, busy or failing over (including a script's write refused by a replica, which
      * Redis before 7 reports as {@code ERR Error running script ... -READONLY ...}), a Cluster
-     * slot whose keys are half moved ({@code TRYAGAIN}). False for errors retrying cannot mend,
+     * slot whose keys are half moved ({@code TRYAGAIN}), or a slot that moved under a command sent
+     * to one node rather than routed ({@code MOVED}, as {@link ClusterAcks} sends grants). False for errors retrying cannot mend,
      * such as {@code NOPERM}, {@code WRONGPASS}, {@code NOAUTH} or {@code WRONGTYPE}: they must
      * surface at once, not look like a busy lock.
      */
@@ -25,7 +26,7 @@ final class RedisErrors {
             String message = String.valueOf(e.getMessage());
             return message.startsWith("LOADING") || message.startsWith("BUSY") || message.startsWith("TRYAGAIN")
                     || message.startsWith("CLUSTERDOWN") || message.startsWith("MASTERDOWN")
-                    || message.startsWith("READONLY") || message.contains(" -READONLY ");
+                    || message.startsWith("READONLY") || message.contains(" -READONLY ") || message.startsWith("MOVED");
         }
         return e instanceof RedisException || e instanceof IOException || e instanceof TimeoutException;
     }

@@ -3,15 +3,21 @@ package io.reactivelock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.reactivelock.LockAcquisitionException;
+import io.reactivelock.LockAcquisitionException.Reason;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
 import io.reactivelock.LockOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.reactivelock.support.CommandStats;
 import io.reactivelock.support.FencedResource;
 import io.reactivelock.support.NeedsRedis;
 import io.reactivelock.support.RedisCluster;
+import io.reactivelock.support.RecordingListener;
 import io.reactivelock.support.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -28,9 +34,12 @@ import reactor.core.publisher.Mono;
 
 /**
  * Redis replicates asynchronously: a master can fail before its replica has the lock key, and the promoted
- * replica then grants the same lock again. The first holder must learn it from its next renewal, never
- * later than its lease. The fencing record can be lost the same way: tokens from the new master then
- * follow its clock, and go backwards if the lost record was ahead of it.
+ * replica then grants the same lock again. With replica acknowledgements (the default) a grant reaches
+ * the body only once its master's replica has it, so the promoted replica still holds the lock; the
+ * grants and their {@code WAIT}s go to each master's own connection ({@link ClusterAcks}). Without them
+ * (the known limit, shown here with a replica cut off before the grant) the first holder must learn it from
+ * its next renewal, never later than its lease, and the fencing record can be lost the same way: tokens
+ * from the new master then follow its clock, and go backwards if the lost record was ahead of it.
  */
 @NeedsRedis
 class ClusterFailoverTest {
@@ -48,7 +57,10 @@ class ClusterFailoverTest {
     private RedisServer master;
     private RedisServer replica;
     private String name;
+    /** A name on a master without a replica. */
+    private String elsewhere;
     private RedisClusterClient client;
+    /** Without replica acknowledgements. */
     private ReactiveRedisLock lock;
 
     @BeforeEach
@@ -56,9 +68,8 @@ class ClusterFailoverTest {
         cluster = RedisCluster.start(3, 1);
         master = cluster.masters().get(0);
         replica = cluster.replicas().get(0);
-        name = IntStream.range(0, 1000).mapToObj(i -> "order-" + i)
-                .filter(candidate -> cluster.owner(cluster.slot(new LockKeys("lock").lockKey(candidate))) == master)
-                .findFirst().orElseThrow();
+        name = onMaster(0);
+        elsewhere = onMaster(1);
         client = RedisClusterClient.create(cluster.uris());
         client.setOptions(ClusterClientOptions.builder()
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
@@ -66,11 +77,88 @@ class ClusterFailoverTest {
                         .enablePeriodicRefresh(Duration.ofMillis(500))
                         .build())
                 .build());
-        lock = ReactiveRedisLock.create(client, LockOptions.builder()
+        lock = ReactiveRedisLock.create(client, options().replicaAcknowledgement(0).build());
+    }
+
+    private LockOptions.Builder options() {
+        return LockOptions.builder()
                 .renewalInterval(Duration.ofMillis(200))
                 .commandTimeout(Duration.ofMillis(500))
-                .acquireTimeout(WAIT)
-                .build());
+                .acquireTimeout(WAIT);
+    }
+
+    private String onMaster(int index) {
+        return IntStream.range(0, 1000).mapToObj(i -> "order-" + i)
+                .filter(candidate -> cluster.owner(cluster.slot(new LockKeys("lock").lockKey(candidate))) == cluster.masters().get(index))
+                .findFirst().orElseThrow();
+    }
+
+    @Test
+    void withAcknowledgementsALockSurvivesItsMasterKilledAndItsReplicaPromotedAndIsRenewedThere() {
+        RecordingListener events = new RecordingListener();
+        try (ReactiveRedisLock acknowledged = ReactiveRedisLock.create(client, options().listener(events).build())) {
+            AtomicReference<LockLease> held = new AtomicReference<>();
+            CompletableFuture<Object> first = acknowledged.withLock(name, TTL, lease -> {
+                held.set(lease);
+                return Mono.never();
+            }).toFuture();
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> held.get() != null);
+            assertThat(CommandStats.calls(master, "wait")).as("WAITs on the lock's master").isPositive();
+
+            master.kill();
+            cluster.takeOver(replica);
+            assertThat(replica.call("GET", new LockKeys("lock").lockKey(name))).as("the lock key on the promoted replica")
+                    .isEqualTo(held.get().token());
+            assertThat(refusalAfterTheFailover()).as("another acquisition after the failover").isEqualTo(Reason.BUSY);
+            long renewed = events.list.stream().filter(("renewed " + name)::equals).count();
+            await("renewals on the promoted master").atMost(WAIT)
+                    .until(() -> events.list.stream().filter(("renewed " + name)::equals).count() >= renewed + 2);
+            assertThat(first).as("the first holder's body").isNotDone();
+            assertThat(events.lost).as("leases lost").isEmpty();
+        }
+    }
+
+    @Test
+    void durableGrantsAreRefusedAtCreateWhenAMasterCannotMakeThem() {
+        // The masters run without an append-only file (and before Redis 7.2 without WAITAOF).
+        assertThatThrownBy(() -> ReactiveRedisLock.create(client, options().durableGrants(true).build()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("durable grants (LockOptions.durableGrants(true)) cannot be made: ");
+    }
+
+    /**
+     * The reason a one-try acquisition of {@link #name} is refused, once the client's view of the
+     * Cluster has the promoted replica (until then it may find no master for the slot); fails if one
+     * is granted.
+     */
+    private Reason refusalAfterTheFailover() {
+        AtomicReference<Reason> refused = new AtomicReference<>();
+        await("an answer from the slot's new master").atMost(WAIT).until(() -> {
+            try {
+                lock.withAcquireTimeout(Duration.ZERO).withLock(name, TTL, Mono.just("granted")).block(WAIT);
+                throw new AssertionError("granted while the first holder still held it");
+            } catch (LockAcquisitionException e) {
+                refused.set(e.reason());
+                return e.reason() != Reason.REDIS_UNAVAILABLE;
+            }
+        });
+        return refused.get();
+    }
+
+    @Test
+    void withAcknowledgementsAGrantItsMastersReplicaCannotAcknowledgeEndsNotReplicatedAndLeavesNoLock() {
+        try (ReactiveRedisLock acknowledged = ReactiveRedisLock.create(client, options()
+                .replicaAckTimeout(Duration.ofMillis(100)).acquireTimeout(Duration.ofSeconds(2)).build())) {
+            cluster.detach(replica); // after the client saw the replica: it waits for it
+            assertThat(acknowledged.withLock(elsewhere, TTL, Mono.just("granted")).block(WAIT))
+                    .as("a name on a master without replicas, meanwhile").isEqualTo("granted");
+            assertThatThrownBy(() -> acknowledged.withLock(name, TTL, Mono.just("granted")).block(WAIT))
+                    .isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(Reason.NOT_REPLICATED);
+                        assertThat(e.getMessage()).contains("WAIT 1 100 answered 0");
+                    });
+            assertThat(master.call("EXISTS", new LockKeys("lock").lockKey(name))).as("the lock key on the master").isEqualTo("0");
+        }
     }
 
     @AfterEach
