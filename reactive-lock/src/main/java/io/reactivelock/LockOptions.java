@@ -376,7 +376,8 @@ public final class LockOptions {
          * replica promoted after a failover still has the lock. {@link #ALL_REPLICAS}, the
          * default, waits for every replica the master reports when the client connects (and
          * reconnects; on a Cluster, at each master's first grant, so also on a replica promoted
-         * since), and does nothing on a master without replicas; 0 turns it off; a positive
+         * since, and again at each grant on a master that had none), and does nothing on a master
+         * without replicas; 0 turns it off; a positive
          * number waits for that many. A grant that is not acknowledged within
          * {@link #replicaAckTimeout(Duration)} is released and tried again until the acquire
          * timeout; when the master reports no connected replica left (or fewer than a number set),

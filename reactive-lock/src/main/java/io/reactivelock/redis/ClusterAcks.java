@@ -1,21 +1,22 @@
 package io.reactivelock.redis;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag;
 import io.lettuce.core.codec.StringCodec;
 import io.reactivelock.LockOptions;
-import io.reactivelock.spi.LockCore;
-import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,89 +28,125 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A master's acknowledgements are set up at its first grant ({@code INFO replication} on its
  * node connection), so a replica promoted by a failover gets its own; a master without replicas
- * waits for nothing (its grants go on the shared connection), as a standalone master does. A
- * script sent to a node that no longer serves its slot is answered {@code MOVED}: the client's view
- * of the Cluster is refreshed, and the error is transient ({@link RedisErrors}), so the attempt is
- * made again on the slot's new master.
+ * counts them again at each group of grants (one may attach: its old master, back as its replica).
+ * A script sent to a node that no longer serves its slot is answered {@code MOVED} (or {@code ASK}
+ * while the slot migrates), and a slot with no master in the client's view (during a failover)
+ * fails the grant: the client's view of the Cluster is refreshed, and the error is transient
+ * ({@link RedisErrors}), so the attempt is made again. A Cluster with no replica at all when the
+ * client is created gets no acknowledgements, as a standalone master without replicas.
  */
 final class ClusterAcks implements ReplicaAcks {
 
     private final RedisClusterClient client;
     private final StatefulRedisClusterConnection<String, String> grants;
-    /** The shared, routed commands: grants on masters that have no replica to wait for. */
-    private final LockCommands shared;
     private final LockOptions options;
-    /** Each master's acknowledgements by node id, {@code null} inside for a master with nothing to wait for. */
-    private final ConcurrentHashMap<String, CompletableFuture<@Nullable MasterAcks>> masters = new ConcurrentHashMap<>();
+    /** Each master's acknowledgements, by node id and address. */
+    private final ConcurrentHashMap<String, CompletableFuture<MasterAcks>> masters = new ConcurrentHashMap<>();
+    /** Whether a refresh of the client's view of the Cluster is under way, so that a burst of {@code MOVED}s asks for one. */
+    private final AtomicBoolean refreshing = new AtomicBoolean();
+    private volatile boolean closed;
 
-    private ClusterAcks(RedisClusterClient client, StatefulRedisClusterConnection<String, String> grants, LockCommands shared,
-            LockOptions options) {
+    private ClusterAcks(RedisClusterClient client, StatefulRedisClusterConnection<String, String> grants, LockOptions options) {
         this.client = client;
         this.grants = grants;
-        this.shared = shared;
         this.options = options;
     }
 
     /**
      * The acknowledgements {@code options} ask for on the Cluster {@code client} reaches, or
      * {@code null} when none are asked for (off, or every replica when the Cluster has none,
-     * without durable grants). Connects, and sets up every master's now: blocks.
+     * without durable grants). Connects, and sets up the acknowledgements of every master that
+     * serves slots and is not failing: blocks. A master it cannot reach now is set up at its first
+     * grant.
      *
      * @throws IllegalStateException as {@link MasterAcks#open} throws it, for any master
      */
-    static @Nullable ClusterAcks open(RedisClusterClient client, LockOptions options, LockCommands shared) {
-        boolean anyReplica = client.getPartitions().stream().anyMatch(node -> node.is(RedisClusterNode.NodeFlag.REPLICA));
+    static @Nullable ClusterAcks open(RedisClusterClient client, LockOptions options) {
+        boolean anyReplica = client.getPartitions().stream().anyMatch(node -> node.is(NodeFlag.REPLICA));
         if (options.replicaAcknowledgement() == 0 && !options.durableGrants()
                 || options.replicaAcknowledgement() == LockOptions.ALL_REPLICAS && !anyReplica && !options.durableGrants()) {
             return null;
         }
         StatefulRedisClusterConnection<String, String> grants = client.connect(StringCodec.UTF8);
-        ClusterAcks acks = new ClusterAcks(client, grants, shared, options);
+        ClusterAcks acks = new ClusterAcks(client, grants, options);
         try {
-            List<RedisClusterNode> upstream = grants.getPartitions().stream()
-                    .filter(node -> node.is(RedisClusterNode.NodeFlag.UPSTREAM)).toList();
-            CompletableFuture.allOf(upstream.stream().map(acks::of).toArray(CompletableFuture[]::new)).join();
+            for (RedisClusterNode master : grants.getPartitions()) {
+                if (serving(master)) {
+                    try {
+                        MasterAcks.join(acks.of(master));
+                    } catch (RuntimeException e) {
+                        if (e instanceof IllegalStateException || e instanceof RedisCommandExecutionException) {
+                            throw e; // what the master answered: durable grants it cannot make, say
+                        }
+                        // Not reached in time: set up at its first grant.
+                    }
+                }
+            }
             return acks;
         } catch (RuntimeException e) {
             acks.closeAsync();
-            throw e instanceof CompletionException && e.getCause() instanceof RuntimeException cause ? cause : e;
+            throw e;
         }
+    }
+
+    /** Whether {@code node} is a master that serves slots and is not failing. */
+    private static boolean serving(RedisClusterNode node) {
+        return node.is(NodeFlag.UPSTREAM) && !node.getSlots().isEmpty() && !node.is(NodeFlag.FAIL) && !node.is(NodeFlag.EVENTUAL_FAIL)
+                && !node.is(NodeFlag.NOADDR);
     }
 
     @Override
     public CompletionStage<Long> run(LuaScript script, Predicate<Long> wrote, String[] keys, String... args) {
-        return on(keys[0], acks -> acks.run(script, wrote, keys, args), () -> shared.run(script, keys, args));
+        return on(keys[0], acks -> acks.run(script, wrote, keys, args));
     }
 
     @Override
     public CompletionStage<Boolean> setIfAbsent(String key, String value, long ttlMillis) {
-        return on(key, acks -> acks.setIfAbsent(key, value, ttlMillis), () -> shared.setIfAbsent(key, value, ttlMillis));
+        return on(key, acks -> acks.setIfAbsent(key, value, ttlMillis));
     }
 
-    /** {@code acknowledged} by the acknowledgements of {@code key}'s master, or {@code plain} where it has none. */
-    private <T> CompletionStage<T> on(String key, Function<MasterAcks, CompletionStage<T>> acknowledged,
-            Supplier<CompletionStage<T>> plain) {
-        RedisClusterNode master = grants.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+    /** {@code acknowledged} by the acknowledgements of {@code key}'s master. */
+    private <T> CompletionStage<T> on(String key, Function<MasterAcks, CompletionStage<T>> acknowledged) {
+        int slot = SlotHash.getSlot(key);
+        RedisClusterNode master = grants.getPartitions().getMasterBySlot(slot);
         if (master == null) {
-            return plain.get(); // no master known for the slot: routed, Lettuce finds one or fails
+            refresh();
+            return CompletableFuture.failedFuture(new RedisException("no master serves slot " + slot
+                    + " in the client's view of the Cluster (a failover under way?): the grant was not sent"));
         }
-        return of(master).thenCompose(acks -> acks == null ? plain.get() : acknowledged.apply(acks).whenComplete((value, error) -> {
-            if (error != null && LockCore.unwrap(error) instanceof RedisCommandExecutionException e
-                    && String.valueOf(e.getMessage()).startsWith("MOVED")) {
-                client.refreshPartitionsAsync(); // a failover moved the slot: the next attempt goes to its new master
+        return of(master).thenCompose(acknowledged).whenComplete((value, error) -> {
+            if (error != null && RedisErrors.isRedirect(error)) {
+                refresh(); // the slot moved (a failover, a migration): the next attempt goes where it is now
             }
-        }));
+        });
     }
 
-    /** The acknowledgements of {@code master}, set up at its first use; a failed set-up is tried again at the next. */
-    private CompletableFuture<@Nullable MasterAcks> of(RedisClusterNode master) {
-        CompletableFuture<@Nullable MasterAcks> acks = masters.computeIfAbsent(master.getNodeId(),
-                id -> grants.getConnectionAsync(master.getUri().getHost(), master.getUri().getPort())
-                        .thenCompose(node -> MasterAcks.on(client, node, false, options))
-                        .toCompletableFuture());
+    private void refresh() {
+        if (refreshing.compareAndSet(false, true)) {
+            client.refreshPartitionsAsync().whenComplete((done, error) -> refreshing.set(false));
+        }
+    }
+
+    /**
+     * The acknowledgements of {@code master}, set up at its first use (within the command timeout);
+     * a failed set-up is tried again at the next. Kept by node id and address, so that a master that
+     * moved to another address (a restarted pod) gets a connection there.
+     */
+    private CompletableFuture<MasterAcks> of(RedisClusterNode master) {
+        String host = master.getUri().getHost();
+        int port = master.getUri().getPort();
+        String id = master.getNodeId() + "@" + host + ":" + port;
+        CompletableFuture<MasterAcks> acks = masters.computeIfAbsent(id,
+                key -> grants.getConnectionAsync(host, port)
+                        .thenCompose(node -> MasterAcks.on(client, node, true, options))
+                        .thenApply(Objects::requireNonNull) // a Cluster's master always gets them
+                        .toCompletableFuture()
+                        .orTimeout(options.commandTimeout().toMillis(), TimeUnit.MILLISECONDS));
         acks.whenComplete((set, error) -> {
             if (error != null) {
-                masters.remove(master.getNodeId(), acks);
+                masters.remove(id, acks);
+            } else if (closed) {
+                set.closeAsync(); // set up while the client closed: its listener goes too
             }
         });
         return acks;
@@ -118,23 +155,24 @@ final class ClusterAcks implements ReplicaAcks {
     @Override
     public boolean waiting() {
         return masters.values().stream().anyMatch(acks -> acks.isDone() && !acks.isCompletedExceptionally()
-                && acks.join() != null && acks.join().waiting());
+                && acks.join().waiting());
     }
 
     @Override
     public String describe() {
-        return "ClusterAcks{" + masters.values().stream().filter(acks -> acks.isDone() && !acks.isCompletedExceptionally()
-                && acks.join() != null).map(acks -> acks.join().describe()).toList() + "}";
+        return "ClusterAcks{" + masters.values().stream().filter(acks -> acks.isDone() && !acks.isCompletedExceptionally())
+                .map(acks -> acks.join().describe()).toList() + "}";
     }
 
-    /** Stops every master's acknowledgements, then closes the grants' Cluster connection (their node connections with it). */
+    /**
+     * Stops the acknowledgements of every master set up (one still being set up stops once it is),
+     * then closes the grants' Cluster connection, and their node connections with it.
+     */
     @Override
     public CompletionStage<Void> closeAsync() {
-        return CompletableFuture.allOf(masters.values().stream()
-                        .map(acks -> acks.handle((set, error) -> set).thenCompose(set -> set == null
-                                ? CompletableFuture.completedFuture(null) : set.closeAsync()))
-                        .toArray(CompletableFuture[]::new))
-                .thenCompose(done -> grants.closeAsync());
+        closed = true;
+        masters.values().forEach(acks -> acks.thenAccept(MasterAcks::closeAsync));
+        return grants.closeAsync();
     }
 
     @Override

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -57,8 +58,19 @@ final class MasterAcks implements ReplicaAcks {
     };
 
     private final StatefulRedisConnection<String, String> connection;
-    /** Whether {@link #connection} is this master's alone (closed with it), not a node connection of a Cluster's. */
-    private final boolean owned;
+    /**
+     * Whether {@link #connection} is a node connection of a Cluster's grants connection (not closed
+     * with this). Such a master may have had no replica when first counted (a replica promoted by a
+     * failover has none yet): it then counts them again at each batch until one attaches (its old
+     * master, say), where a standalone master without replicas gets no acknowledgements at all.
+     */
+    private final boolean clusterNode;
+    /**
+     * Bumped each time {@link #connection} drops: a {@code WAIT} answered on the connection that
+     * replaced it (Lettuce replays commands that were out, unless it rejects them while
+     * disconnected) vouches for no write sent on the old one.
+     */
+    private final AtomicLong drops = new AtomicLong();
     private final LockCommands commands;
     private final boolean all;
     private final boolean durable;
@@ -75,12 +87,12 @@ final class MasterAcks implements ReplicaAcks {
      */
     private final @Nullable String refused;
 
-    private MasterAcks(AbstractRedisClient client, StatefulRedisConnection<String, String> connection, boolean owned,
+    private MasterAcks(AbstractRedisClient client, StatefulRedisConnection<String, String> connection, boolean clusterNode,
             boolean all, boolean durable, int wanted, Duration timeout, @Nullable String refused) {
         this.client = client;
         this.refused = refused;
         this.connection = connection;
-        this.owned = owned;
+        this.clusterNode = clusterNode;
         this.commands = new LockCommands(connection.async());
         this.all = all;
         this.durable = durable;
@@ -92,6 +104,13 @@ final class MasterAcks implements ReplicaAcks {
                 if (handler == connection && MasterAcks.this.all) {
                     // A failover or a restart: wait for the replicas of the master reached now.
                     replicas().thenAccept(r -> MasterAcks.this.wanted = replicasFor(r));
+                }
+            }
+
+            @Override
+            public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+                if (handler == connection) {
+                    drops.incrementAndGet();
                 }
             }
         };
@@ -114,25 +133,34 @@ final class MasterAcks implements ReplicaAcks {
         }
         StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
         try {
-            MasterAcks acks = on(client, connection, true, options).toCompletableFuture().join();
+            MasterAcks acks = join(on(client, connection, false, options));
             if (acks == null) {
                 connection.close();
             }
             return acks;
         } catch (RuntimeException e) {
             connection.close();
-            throw e instanceof CompletionException && e.getCause() instanceof RuntimeException cause ? cause : e;
+            throw e;
+        }
+    }
+
+    /** Waits for {@code stage}, throwing what failed it as it is (not wrapped); for the client's creation, which blocks. */
+    static <T> T join(CompletionStage<T> stage) {
+        try {
+            return stage.toCompletableFuture().join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException cause ? cause : e;
         }
     }
 
     /**
      * The acknowledgements {@code options} ask for on the master {@code connection} reaches, or
      * {@code null} when none are asked for: reads {@code INFO replication} and, for durable grants,
-     * checks that {@code WAITAOF} runs. {@code owned}: the connection is closed with them. Fails with
+     * checks that {@code WAITAOF} runs. {@code clusterNode}: see {@link #clusterNode}. Fails with
      * {@link IllegalStateException} as {@link #open} throws it.
      */
     static CompletionStage<@Nullable MasterAcks> on(AbstractRedisClient client, StatefulRedisConnection<String, String> connection,
-            boolean owned, LockOptions options) {
+            boolean clusterNode, LockOptions options) {
         int asked = options.replicaAcknowledgement();
         boolean durable = options.durableGrants();
         if (asked == 0 && !durable) {
@@ -143,11 +171,11 @@ final class MasterAcks implements ReplicaAcks {
                         : connection.async().info("replication").thenApply(info -> Replicas.parse(info).connected()));
         return connected.handle((seen, error) -> {
             if (error == null) {
-                if (asked == LockOptions.ALL_REPLICAS && seen == 0 && !durable) {
+                if (asked == LockOptions.ALL_REPLICAS && seen == 0 && !durable && !clusterNode) {
                     return null;
                 }
                 boolean all = asked == LockOptions.ALL_REPLICAS;
-                return new MasterAcks(client, connection, owned, all, durable, all ? seen : asked, options.replicaAckTimeout(), null);
+                return new MasterAcks(client, connection, clusterNode, all, durable, all ? seen : asked, options.replicaAckTimeout(), null);
             }
             Throwable e = LockCore.unwrap(error);
             if (!(e instanceof RedisCommandExecutionException)) {
@@ -161,7 +189,7 @@ final class MasterAcks implements ReplicaAcks {
             }
             // Not a lock user's ACL (an inspector's, say), or one from before the acknowledgements:
             // it connects, and a grant it makes fails, naming what is missing, and is released.
-            return new MasterAcks(client, connection, owned, false, false, 0, options.replicaAckTimeout(),
+            return new MasterAcks(client, connection, clusterNode, false, false, 0, options.replicaAckTimeout(),
                     "replica-acknowledged grants need INFO and WAIT, which this user may not run (ACL +info +wait):"
                             + " grant them, or turn the acknowledgements off with LockOptions.replicaAcknowledgement(0) ("
                             + e.getMessage() + ")");
@@ -195,8 +223,10 @@ final class MasterAcks implements ReplicaAcks {
 
     /** The replicas to wait for when waiting for all: as many as {@code seen}, at least one unless grants are durable. */
     private int replicasFor(Replicas seen) {
-        // Without durable grants, acknowledgements run only where replicas were seen: none left is final (see settle).
-        return durable ? seen.connected() : Math.max(1, seen.connected());
+        // Without durable grants, acknowledgements run only where replicas were seen: none left is
+        // final (see settle). A Cluster's master that had none when first counted counts them again
+        // at each batch until one attaches (see acknowledge).
+        return durable || wanted == 0 ? seen.connected() : Math.max(1, seen.connected());
     }
 
     @Override
@@ -224,7 +254,7 @@ final class MasterAcks implements ReplicaAcks {
             } else if (refused != null) {
                 done.completeExceptionally(new NotReplicated(refused, true));
             } else {
-                commits.add(new Pending<>(done, value));
+                commits.add(new Pending<>(done, value, drops.get()));
             }
         });
         return done;
@@ -236,6 +266,22 @@ final class MasterAcks implements ReplicaAcks {
      */
     private CompletionStage<?> acknowledge(List<Pending<?>> batch) {
         int n = wanted;
+        if (n == 0 && !durable) {
+            // A Cluster's master without replicas when last counted: counted again first.
+            return replicas().handle((seen, error) -> {
+                if (error != null) {
+                    NotReplicated e = new NotReplicated("INFO replication failed: " + error, false);
+                    batch.forEach(p -> p.done.completeExceptionally(e));
+                } else if (seen.connected() > 0) {
+                    wanted = seen.connected();
+                    return acknowledge(batch);
+                } else {
+                    batch.forEach(Pending::complete);
+                }
+                return CompletableFuture.completedFuture(null);
+            }).thenCompose(sent -> sent);
+        }
+        long sentIn = drops.get();
         CompletionStage<long[]> answer;
         try {
             answer = durable
@@ -246,7 +292,15 @@ final class MasterAcks implements ReplicaAcks {
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedStage(e);
         }
-        return answer.handle((acked, error) -> settle(batch, n, acked, error)).thenCompose(settled -> settled);
+        return answer.handle((acked, error) -> {
+            if (drops.get() != sentIn || batch.stream().anyMatch(p -> p.drops != sentIn)) {
+                // The connection dropped between a grant's reply and this answer: it came on another connection.
+                NotReplicated e = new NotReplicated("the grants' connection to the master dropped before its WAIT answered", false);
+                batch.forEach(p -> p.done.completeExceptionally(e));
+                return CompletableFuture.<@Nullable Void>completedFuture(null);
+            }
+            return settle(batch, n, acked, error);
+        }).thenCompose(settled -> settled);
     }
 
     /**
@@ -259,9 +313,12 @@ final class MasterAcks implements ReplicaAcks {
         String sent = durable ? "WAITAOF 1 " + n + " " + timeoutMillis : "WAIT " + n + " " + timeoutMillis;
         if (error != null) {
             Throwable e = LockCore.unwrap(error);
-            // An error reply (the AOF turned off, the command no longer allowed) is not mended by retrying.
+            // An error reply (the AOF turned off, the command no longer allowed) is not mended by
+            // retrying; one that says the master was demoted meanwhile (a failover) is.
+            String message = String.valueOf(e.getMessage());
+            boolean demoted = message.startsWith("UNBLOCKED") || message.contains("replica instances");
             Throwable failure = e instanceof RedisCommandExecutionException
-                    ? new NotReplicated(sent + " was refused: " + e.getMessage(), true) : error;
+                    ? new NotReplicated(sent + " was refused: " + message, !demoted) : error;
             batch.forEach(p -> p.done.completeExceptionally(failure));
             return CompletableFuture.<@Nullable Void>completedFuture(null);
         } else if (acked != null && acked[0] >= 1 && acked[1] >= n) {
@@ -302,14 +359,15 @@ final class MasterAcks implements ReplicaAcks {
         return connection.async().info("replication").thenApply(Replicas::parse);
     }
 
-    /** Stops listening for the grants' connection's reconnects, and closes it if it is this master's alone. */
+    /** Stops listening for the grants' connection's reconnects, and closes it unless it is a Cluster's node connection. */
     @Override
     public CompletionStage<Void> closeAsync() {
         client.removeListener(reconnects);
-        return owned ? connection.closeAsync() : CompletableFuture.completedFuture(null);
+        return clusterNode ? CompletableFuture.completedFuture(null) : connection.closeAsync();
     }
 
-    private record Pending<T>(CompletableFuture<T> done, T value) {
+    /** A grant whose reply came in while {@link #drops} was {@code drops}, waiting for its acknowledgement. */
+    private record Pending<T>(CompletableFuture<T> done, T value, long drops) {
         void complete() {
             done.complete(value);
         }

@@ -103,7 +103,7 @@ public final class ReactiveRedisLock implements ReactiveLockClient, AutoCloseabl
     private static @Nullable ReplicaAcks acks(LockOptions options, RedisConnections connections) {
         try {
             return connections.client() instanceof RedisClusterClient cluster
-                    ? ClusterAcks.open(cluster, options, connections.commands())
+                    ? ClusterAcks.open(cluster, options)
                     : MasterAcks.open((RedisClient) connections.client(), options);
         } catch (RuntimeException e) {
             connections.close().get();

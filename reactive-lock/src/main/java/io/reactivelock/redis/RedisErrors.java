@@ -16,7 +16,7 @@ final class RedisErrors {
      * loading, busy or failing over (including a script's write refused by a replica, which
      * Redis before 7 reports as {@code ERR Error running script ... -READONLY ...}), a Cluster
      * slot whose keys are half moved ({@code TRYAGAIN}), or a slot that moved under a command sent
-     * to one node rather than routed ({@code MOVED}, as {@link ClusterAcks} sends grants). False for errors retrying cannot mend,
+     * to one node rather than routed ({@link #isRedirect}). False for errors retrying cannot mend,
      * such as {@code NOPERM}, {@code WRONGPASS}, {@code NOAUTH} or {@code WRONGTYPE}: they must
      * surface at once, not look like a busy lock.
      */
@@ -26,8 +26,19 @@ final class RedisErrors {
             String message = String.valueOf(e.getMessage());
             return message.startsWith("LOADING") || message.startsWith("BUSY") || message.startsWith("TRYAGAIN")
                     || message.startsWith("CLUSTERDOWN") || message.startsWith("MASTERDOWN")
-                    || message.startsWith("READONLY") || message.contains(" -READONLY ") || message.startsWith("MOVED");
+                    || message.startsWith("READONLY") || message.contains(" -READONLY ") || isRedirect(e);
         }
         return e instanceof RedisException || e instanceof IOException || e instanceof TimeoutException;
+    }
+
+    /**
+     * True for a Cluster's redirect ({@code MOVED}, {@code ASK}): the answer to a command sent to
+     * one node rather than routed by Lettuce, which follows them itself (as {@link ClusterAcks}
+     * sends grants), when the slot has moved or is moving.
+     */
+    static boolean isRedirect(Throwable error) {
+        Throwable e = LockCore.unwrap(error);
+        String message = String.valueOf(e.getMessage());
+        return e instanceof RedisCommandExecutionException && (message.startsWith("MOVED ") || message.startsWith("ASK "));
     }
 }

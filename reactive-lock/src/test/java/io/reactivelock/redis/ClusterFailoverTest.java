@@ -119,6 +119,28 @@ class ClusterFailoverTest {
     }
 
     @Test
+    void withAcknowledgementsAMasterWithoutReplicasWaitsForOneThatAttachesLater() {
+        RedisServer lonely = cluster.owner(cluster.slot(new LockKeys("lock").lockKey(elsewhere)));
+        try (ReactiveRedisLock acknowledged = ReactiveRedisLock.create(client, options().build())) {
+            assertThat(acknowledged.withLock(elsewhere, TTL, Mono.just("granted")).block(WAIT)).isEqualTo("granted");
+            assertThat(CommandStats.calls(lonely, "wait")).as("WAITs on a master without replicas").isZero();
+
+            // As an old master does when it comes back after a failover: a replica attaches.
+            try (RedisServer late = RedisServer.start("--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
+                    "--cluster-replica-no-failover", "yes")) {
+                lonely.call("CLUSTER", "MEET", late.host(), Integer.toString(late.port()));
+                await("the new node to join").atMost(WAIT).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                        .until(() -> late.call("CLUSTER", "REPLICATE", cluster.id(lonely)).equals("OK"));
+                await("the new replica to sync").atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                        .until(() -> lonely.info("replication", "connected_slaves").equals("1"));
+
+                assertThat(acknowledged.withLock(elsewhere, TTL, Mono.just("granted")).block(WAIT)).isEqualTo("granted");
+                assertThat(CommandStats.calls(lonely, "wait")).as("WAITs on that master once a replica attached").isPositive();
+            }
+        }
+    }
+
+    @Test
     void durableGrantsAreRefusedAtCreateWhenAMasterCannotMakeThem() {
         // The masters run without an append-only file (and before Redis 7.2 without WAITAOF).
         assertThatThrownBy(() -> ReactiveRedisLock.create(client, options().durableGrants(true).build()))

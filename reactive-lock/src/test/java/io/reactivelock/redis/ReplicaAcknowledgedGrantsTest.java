@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.RedisClient;
 import io.reactivelock.LockAcquisitionException;
 import io.reactivelock.LockLease;
 import io.reactivelock.LockLostException;
@@ -201,26 +202,47 @@ class ReplicaAcknowledgedGrantsTest {
     void aWaitAnsweredOnAReconnectedConnectionDoesNotAcknowledgeAGrantMadeBeforeIt() {
         try (ReactiveRedisLock redis = client(o -> o.acquireTimeout(Duration.ZERO).replicaAckTimeout(Duration.ofSeconds(10))
                 .commandTimeout(Duration.ofSeconds(30)))) {
-            link.freeze();
-            CompletableFuture<String> held = redis.withLock("a", TTL, (LockLease lease) -> onReplica("EXISTS", "lock:{a}"))
-                    .toFuture();
-            AtomicReference<String> waiting = new AtomicReference<>();
-            await("the grant's WAIT blocked on the master").atMost(WAIT).pollInterval(Duration.ofMillis(20))
-                    .until(() -> {
-                        waiting.set(master.call("CLIENT", "LIST").lines().filter(l -> l.contains(" cmd=wait"))
-                                .map(l -> l.substring(l.indexOf("id=") + 3, l.indexOf(' '))).findFirst().orElse(null));
-                        return waiting.get() != null;
-                    });
-            master.call("CLIENT", "KILL", "ID", waiting.get());
-            assertThatThrownBy(() -> held.get(WAIT.toSeconds(), TimeUnit.SECONDS))
-                    .as("the acquisition, while the replica has not acknowledged (the body answers the key on the replica)")
-                    .cause().isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
-                        System.out.println("the acquisition whose WAIT's connection was cut: " + e);
-                        assertThat(e.reason()).isIn(LockAcquisitionException.Reason.NOT_REPLICATED,
-                                LockAcquisitionException.Reason.REDIS_UNAVAILABLE);
-                    });
-            await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
+            aGrantWhoseWaitsConnectionIsCutIsNotAcknowledged(redis);
         }
+    }
+
+    /**
+     * The same with a {@code RedisClient} of the user's, whose options are Lettuce's defaults: there
+     * Lettuce replays the {@code WAIT} on the new connection instead of failing it, where Redis 7
+     * answers it at once (the server matrix runs this on 7.4.1 and Valkey 8), and the lock tells the
+     * two connections apart itself.
+     */
+    @Test
+    void aWaitReplayedOnAReconnectedConnectionOfTheUsersClientDoesNotAcknowledgeAGrantMadeBeforeIt() {
+        RedisClient users = RedisClient.create(master.uri());
+        try (ReactiveRedisLock redis = ReactiveRedisLock.create(users, LockOptions.builder().acquireTimeout(Duration.ZERO)
+                .replicaAckTimeout(Duration.ofSeconds(10)).commandTimeout(Duration.ofSeconds(30)).build())) {
+            aGrantWhoseWaitsConnectionIsCutIsNotAcknowledged(redis);
+        } finally {
+            users.shutdown();
+        }
+    }
+
+    private void aGrantWhoseWaitsConnectionIsCutIsNotAcknowledged(ReactiveRedisLock redis) {
+        link.freeze();
+        CompletableFuture<String> held = redis.withLock("a", TTL, (LockLease lease) -> onReplica("EXISTS", "lock:{a}"))
+                .toFuture();
+        AtomicReference<String> waiting = new AtomicReference<>();
+        await("the grant's WAIT blocked on the master").atMost(WAIT).pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    waiting.set(master.call("CLIENT", "LIST").lines().filter(l -> l.contains(" cmd=wait"))
+                            .map(l -> l.substring(l.indexOf("id=") + 3, l.indexOf(' '))).findFirst().orElse(null));
+                    return waiting.get() != null;
+                });
+        master.call("CLIENT", "KILL", "ID", waiting.get());
+        assertThatThrownBy(() -> held.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                .as("the acquisition, while the replica has not acknowledged (the body answers the key on the replica)")
+                .cause().isInstanceOfSatisfying(LockAcquisitionException.class, e -> {
+                    System.out.println("the acquisition whose WAIT's connection was cut: " + e);
+                    assertThat(e.reason()).isIn(LockAcquisitionException.Reason.NOT_REPLICATED,
+                            LockAcquisitionException.Reason.REDIS_UNAVAILABLE);
+                });
+        await("the unacknowledged grant released").atMost(WAIT).until(() -> master.call("EXISTS", "lock:{a}").equals("0"));
     }
 
     @Test
