@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Model-checks the protocols (src/model: lock.pml, the non-fair lock; fair.pml, the fair lock;
  * semaphore.pml; rwlock.pml, the read-write lock; multilock.pml, the multi-lock beside the single
- * lock; see the README there) with spin: every property holds over the whole bounded state space,
+ * lock; redlock.pml, the Redlock client over three nodes; see the README there) with spin: every property holds over the whole bounded state space,
  * and each seeded protocol bug is found, with the property it breaks, so that the properties cannot
  * silently become vacuous. Skipped, with the reason, where {@code spin} or {@code gcc} is not
  * installed ({@code .ci/run} installs Debian's spin).
@@ -53,6 +53,7 @@ class ProtocolModelCheckTest {
         "rwlock, rwlock-verified, 'rw, fence', ''",
         "multilock, multilock-verified, 'mutex, fence, none, sleepers, grace, ttl', ''",
         "multilock, multilock-split-verified, 'mutex, fence, none, sleepers, grace, ttl', -DSPLIT",
+        "redlock, redlock-verified, mutex, ''",
     })
     void everyPropertyHoldsOverTheWholeBoundedStateSpace(String model, String name, String properties, String defines)
             throws Exception {
@@ -67,7 +68,7 @@ class ProtocolModelCheckTest {
      * code, at about a minute of CPU; {@code -Dmodel.bugs=all} runs them (after a change to a model).
      */
     private static final Set<String> EVERY_BUILD = Set.of("lock-FENCE_NO_INCREMENT", "fair-CLAIM_NO_TOKEN_CHECK",
-            "semaphore-RENEW_FROM_REPLY", "rwlock-WRITE_IGNORES_READERS", "multilock-SPLIT_KEEPS_FIRST");
+            "semaphore-RENEW_FROM_REPLY", "rwlock-WRITE_IGNORES_READERS", "multilock-SPLIT_KEEPS_FIRST", "redlock-MINORITY");
 
     /**
      * Each seeded bug of each model, the property that must catch it (the ghost its failed assert
@@ -107,6 +108,11 @@ class ProtocolModelCheckTest {
         "multilock, RENEW_SOME, mutex, ''",
         "multilock, RENEW_FROM_REPLY, mutex, ''",
         "multilock, SLEEP_NO_MARK, sleepers, ''",
+        "redlock, MINORITY, mutex, ''",
+        "redlock, VALIDITY_FROM_REPLY, mutex, ''",
+        "redlock, NO_DRIFT, mutex, ''",
+        "redlock, RENEW_FROM_REPLY, mutex, ''",
+        "redlock, RELEASE_NO_TOKEN_CHECK, mutex, ''",
     })
     void aSeededBugIsFound(String model, String bug, String property, String defines) throws Exception {
         assumeTrue("all".equals(System.getProperty("model.bugs")) || EVERY_BUILD.contains(model + "-" + bug),
