@@ -12,7 +12,9 @@ bfs=""
 opt=-O2
 case " $* " in *" -DBUG_"*) opt=-O0 ;; esac   # a seeded bug is found in a few seconds: compile fast instead
 case "$model $*" in redlock*-DBUG_*) bfs=-DBFS ;; esac   # its counterexamples need a client to wait for the clock, which depth-first reaches last
-gcc $opt -w -DSAFETY -DCOLLAPSE $bfs -o pan pan.c
+collapse=-DCOLLAPSE
+[ "$model" = redlock ] && collapse=""   # its states compress little: COLLAPSE took 40 % more time to save 4 % of the memory
+gcc $opt -w -DSAFETY $collapse $bfs -o pan pan.c
 ./pan -m100000 -w24 -c1 | grep -vE '^\s+(lock|fair|semaphore|rwlock|multilock|redlock)\.pml:|^\s*\(|unreached|^\s*$'
 case $model in   # the steps a counterexample shows: those that change the lock, a lease, the clock (and the line)
   fair) steps='now = |lk_tok = |lk_exp = |hold\[i\] = |vu\[i\] = |fr_val = |g_gone\[t\]|q\[qn\] = t|nx = q|dl\[t\] = |g_left\[t\] = |g_handed = 1|handed\[j\] = |phase\[i\] = ' ;;
