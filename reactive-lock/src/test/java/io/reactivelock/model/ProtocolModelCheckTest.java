@@ -20,9 +20,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Model-checks the protocols (src/model: lock.pml, the non-fair lock; fair.pml, the fair lock;
  * semaphore.pml; rwlock.pml, the read-write lock; multilock.pml, the multi-lock beside the single
- * lock; redlock.pml, the Redlock client over three nodes; see the README there) with spin: every property holds over the whole bounded state space,
- * and each seeded protocol bug is found, with the property it breaks, so that the properties cannot
- * silently become vacuous. Skipped, with the reason, where {@code spin} or {@code gcc} is not
+ * lock; redlock.pml, the Redlock client over three nodes; see the README there) with spin: every
+ * property holds over the whole bounded state space, and each seeded protocol bug is found, with
+ * the property it breaks, so that the properties cannot silently become vacuous. Skipped, with the reason, where {@code spin} or {@code gcc} is not
  * installed ({@code .ci/run} installs Debian's spin).
  */
 class ProtocolModelCheckTest {
