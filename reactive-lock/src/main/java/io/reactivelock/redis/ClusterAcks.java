@@ -136,32 +136,41 @@ final class ClusterAcks implements ReplicaAcks {
         String host = master.getUri().getHost();
         int port = master.getUri().getPort();
         String id = master.getNodeId() + "@" + host + ":" + port;
-        CompletableFuture<MasterAcks> acks = masters.computeIfAbsent(id,
-                key -> grants.getConnectionAsync(host, port)
-                        .thenCompose(node -> MasterAcks.on(client, node, true, options))
-                        .thenApply(Objects::requireNonNull) // a Cluster's master always gets them
-                        .toCompletableFuture()
-                        .orTimeout(options.commandTimeout().toMillis(), TimeUnit.MILLISECONDS));
-        acks.whenComplete((set, error) -> {
-            if (error != null) {
-                masters.remove(id, acks);
-            } else if (closed) {
-                set.closeAsync(); // set up while the client closed: its listener goes too
-            }
+        boolean[] created = new boolean[1];
+        CompletableFuture<MasterAcks> acks = masters.computeIfAbsent(id, key -> {
+            created[0] = true;
+            return grants.getConnectionAsync(host, port)
+                    .thenCompose(node -> MasterAcks.on(client, node, true, options))
+                    .thenApply(Objects::requireNonNull) // a Cluster's master always gets them
+                    .toCompletableFuture()
+                    .orTimeout(options.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
         });
+        if (created[0]) { // once per set-up, not per grant; outside computeIfAbsent, which it may update
+            acks.whenComplete((set, error) -> {
+                if (error != null) {
+                    masters.remove(id, acks);
+                } else if (closed) {
+                    set.closeAsync(); // set up while the client closed: its listener goes too
+                }
+            });
+        }
         return acks;
     }
 
     @Override
     public boolean waiting() {
-        return masters.values().stream().anyMatch(acks -> acks.isDone() && !acks.isCompletedExceptionally()
-                && acks.join().waiting());
+        return masters.values().stream().map(ClusterAcks::setUp).anyMatch(acks -> acks != null && acks.waiting());
     }
 
     @Override
     public String describe() {
-        return "ClusterAcks{" + masters.values().stream().filter(acks -> acks.isDone() && !acks.isCompletedExceptionally())
-                .map(acks -> acks.join().describe()).toList() + "}";
+        return "ClusterAcks{" + masters.values().stream().map(ClusterAcks::setUp).filter(Objects::nonNull)
+                .map(MasterAcks::describe).toList() + "}";
+    }
+
+    /** A master's acknowledgements if set up by now, else {@code null}; never waits. */
+    private static @Nullable MasterAcks setUp(CompletableFuture<MasterAcks> acks) {
+        return acks.isDone() && !acks.isCompletedExceptionally() ? acks.getNow(null) : null;
     }
 
     /**

@@ -144,7 +144,10 @@ final class MasterAcks implements ReplicaAcks {
         }
     }
 
-    /** Waits for {@code stage}, throwing what failed it as it is (not wrapped); for the client's creation, which blocks. */
+    /**
+     * Waits for {@code stage}, throwing what failed it as it is (not wrapped). Only for the client's
+     * creation, which blocks by contract (it connects): never reached from an event loop.
+     */
     static <T> T join(CompletionStage<T> stage) {
         try {
             return stage.toCompletableFuture().join();
